@@ -1,0 +1,1 @@
+"""shardcheck's static analyzer (imported as ``shardcheck.analyzer``). Never imports JAX."""

@@ -1,0 +1,1 @@
+"""shardcheck's mypy plugin (imported as ``shardcheck.plugin``)."""

@@ -1,0 +1,5 @@
+import sys
+
+from shardcheck.cli import main
+
+sys.exit(main())

@@ -1,0 +1,44 @@
+"""shardcheck's sharding types: one model, JAX's syntax, runtime assertions.
+
+    import sharding_types as st
+    t = st.parse("float32[8@data,16@(x,y)]{V:x}")
+    st.assert_sharding(x, "float32[B@data,D]")
+
+Importing this package does not import JAX; the runtime checks import it when they run.
+"""
+
+from typing import TYPE_CHECKING
+
+from ._errors import GRAMMAR as GRAMMAR
+from ._errors import ShardingError as ShardingError
+from ._errors import ShardingMismatchError as ShardingMismatchError
+from ._errors import ShardingSyntaxError as ShardingSyntaxError
+from ._match import mismatch_reasons as mismatch_reasons
+from ._model import AxisType as AxisType
+from ._model import Dim as Dim
+from ._model import MeshModel as MeshModel
+from ._model import ShardingType as ShardingType
+from ._runtime import ShardingAnnotation as ShardingAnnotation
+from ._runtime import assert_sharding as assert_sharding
+from ._runtime import check_shardings as check_shardings
+from ._runtime import from_aval as from_aval
+from ._runtime import mesh_model as mesh_model
+from ._runtime import typeof as typeof
+from ._syntax import format_type as format_type
+from ._syntax import parse as parse
+
+if TYPE_CHECKING:
+    # Static checkers see Sharded[jax.Array, "..."] as Annotated[jax.Array, "..."]:
+    # a plain array type, with or without shardcheck's mypy plugin.
+    from typing import Annotated as Sharded
+else:
+    from ._runtime import Sharded as Sharded
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AxisType", "Dim", "GRAMMAR", "MeshModel", "Sharded", "ShardingAnnotation",
+    "ShardingError", "ShardingMismatchError", "ShardingSyntaxError", "ShardingType",
+    "assert_sharding", "check_shardings", "format_type", "from_aval", "mesh_model",
+    "mismatch_reasons", "parse", "typeof",
+]

@@ -1,0 +1,289 @@
+"""The runtime layer: the model of a JAX value, assertions and the checking decorator.
+
+JAX is imported inside the functions that need it, never at module import. Every
+check reads ``jax.typeof``, so inside ``jax.jit`` it runs once, at trace time, and a
+compiled step pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+from ._errors import ShardingMismatchError
+from ._match import mismatch_reasons
+from ._model import AxisType, Dim, MeshModel, ShardingType
+from ._syntax import parse
+
+__all__ = ["typeof", "from_aval", "mesh_model", "assert_sharding", "check_shardings",
+           "Sharded", "ShardingAnnotation"]
+
+TypeLike = Union[str, ShardingType]
+
+
+def _as_type(t: TypeLike) -> ShardingType:
+    if isinstance(t, ShardingType):
+        return t
+    if isinstance(t, str):
+        return parse(t)
+    raise TypeError(f"expected a sharding type string or ShardingType, got {type(t).__name__}")
+
+
+# -- JAX values -> model ------------------------------------------------------------------
+_AXIS_TYPES = {"Explicit": AxisType.Explicit, "Auto": AxisType.Auto, "Manual": AxisType.Manual}
+
+
+def mesh_model(mesh: Any) -> Optional[MeshModel]:
+    """The model of a ``jax.sharding.Mesh`` or ``AbstractMesh`` (None for an empty mesh)."""
+    names = tuple(getattr(mesh, "axis_names", ()) or ())
+    if not names:
+        return None
+    sizes = tuple(int(s) for s in mesh.axis_sizes)
+    types = tuple(_AXIS_TYPES[getattr(t, "name", str(t))] for t in mesh.axis_types)
+    return MeshModel(names, sizes, types)
+
+
+def _entry_axes(entry: Any) -> Tuple[str, ...]:
+    if entry is None:
+        return ()
+    if isinstance(entry, tuple):
+        return tuple(entry)
+    if isinstance(entry, str):
+        return (entry,)
+    # PartitionSpec.UNCONSTRAINED never reaches an aval's spec in JAX 0.10.2.
+    raise TypeError(f"cannot model the partition spec entry {entry!r}")
+
+
+def from_aval(aval: Any) -> ShardingType:
+    """The model of a ``jax.core.ShapedArray`` (what ``jax.typeof`` returns)."""
+    shape = getattr(aval, "shape", None)
+    if shape is None or not hasattr(aval, "dtype"):
+        raise TypeError(f"{aval!r} is not an array type; sharding types model arrays only")
+    dtype = aval.dtype.name.replace("void", "float0")
+    sharding = getattr(aval, "sharding", None)
+    spec = getattr(sharding, "spec", None)
+    mesh = mesh_model(sharding.mesh) if sharding is not None else None
+    partitions = tuple(spec) if spec is not None else ()
+    partitions = partitions + (None,) * (len(shape) - len(partitions))
+    dims = tuple(Dim(int(s), axes=_entry_axes(p)) for s, p in zip(shape, partitions))
+    # 0.10.2 keeps varying/unreduced/reduced in aval.mat; 0.7-0.9 had aval.vma.
+    mat = getattr(aval, "mat", None)
+    varying = set(getattr(mat, "varying", None) or getattr(aval, "vma", None) or ())
+    unreduced = set(getattr(mat, "unreduced", ()) or ()) | set(getattr(spec, "unreduced", ()) or ())
+    reduced = set(getattr(mat, "reduced", ()) or ()) | set(getattr(spec, "reduced", ()) or ())
+    order = mesh.order if mesh is not None else (lambda axes: tuple(sorted(axes)))
+    memory = getattr(getattr(aval, "memory_space", None), "name", "Device").lower()
+    return ShardingType(dtype, dims, varying=order(varying), unreduced=order(unreduced),
+                        reduced=order(reduced), weak_type=bool(getattr(aval, "weak_type", False)),
+                        memory_space=memory, mesh=mesh)
+
+
+def typeof(value: Any) -> ShardingType:
+    """The sharding type of a JAX array or tracer, built from ``jax.typeof(value)``.
+
+    ``str(typeof(x)) == str(jax.typeof(x))``; the result also carries the value's mesh.
+    """
+    import jax
+    return from_aval(jax.typeof(value))
+
+
+# -- assertions ---------------------------------------------------------------------------
+def _check(value: Any, expected: ShardingType, bindings: Dict[str, int],
+           bound_by: Dict[str, str], where: str) -> None:
+    actual = typeof(value)
+    before = set(bindings)
+    reasons = mismatch_reasons(expected, actual, bindings, bound_by=bound_by)
+    for name in set(bindings) - before:
+        bound_by[name] = where or "this value"
+    if reasons:
+        raise ShardingMismatchError(expected, actual, reasons, bindings, actual.mesh, where)
+
+
+def assert_sharding(value: Any, expected: TypeLike, *, bindings: Optional[Dict[str, int]] = None,
+                    where: str = "") -> Any:
+    """Raise ``ShardingMismatchError`` unless ``value`` has the sharding type ``expected``.
+
+    ``expected`` is a type string (``"float32[B@data,D]"``) or a ``ShardingType``. Named
+    dims bind to sizes in ``bindings`` (a fresh dict when not given; pass one dict to
+    several calls to make their dims agree). Inside ``jax.jit`` and ``shard_map`` this
+    runs at trace time. Returns ``value``, so it can wrap an expression.
+    """
+    _check(value, _as_type(expected), {} if bindings is None else bindings, {}, where)
+    return value
+
+
+# -- annotations --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ShardingAnnotation:
+    """The metadata ``Sharded[...]`` puts inside ``Annotated``: the parsed type."""
+
+    type: ShardingType
+
+    def __repr__(self) -> str:
+        return f"Sharded[{str(self.type)!r}]"
+
+
+class Sharded:
+    """An array annotation that carries a sharding type.
+
+    ``Sharded[jax.Array, "float32[B@data,D]"]`` is ``Annotated[jax.Array, ...]`` to every
+    static checker (the form to use where mypy or pyright run without shardcheck's
+    plugin). ``Sharded["float32[B@data,D]"]`` is the runtime shorthand for the same.
+    The type string is parsed when the annotation is evaluated, so a malformed one fails
+    at import with ``ShardingSyntaxError``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError('Sharded is an annotation: write Sharded[jax.Array, "float32[B@data,D]"]')
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        if isinstance(item, tuple):
+            if len(item) != 2:
+                raise TypeError('Sharded takes Sharded[ArrayType, "type"] or Sharded["type"], '
+                                f"got {len(item)} arguments")
+            base, text = item
+        else:
+            import jax
+            base, text = jax.Array, item
+        return typing.Annotated[base, ShardingAnnotation(_as_type(text))]
+
+
+def _annotation_type(meta: Any) -> Optional[ShardingType]:
+    if isinstance(meta, ShardingAnnotation):
+        return meta.type
+    if isinstance(meta, ShardingType):
+        return meta
+    return None
+
+
+# A check plan: a leaf ShardingType, or a container of plans.
+@dataclass(frozen=True)
+class _Plan:
+    kind: str  # "leaf" | "tuple" | "seq" | "dict" | "optional"
+    leaf: Optional[ShardingType] = None
+    items: Tuple["_Plan", ...] = ()
+
+
+def _plan_for(hint: Any) -> Optional[_Plan]:
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        for meta in hint.__metadata__:
+            t = _annotation_type(meta)
+            if t is not None:
+                return _Plan("leaf", t)
+        return _plan_for(typing.get_args(hint)[0])
+    args = typing.get_args(hint)
+    if origin is Union:
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1 and len(args) == 2:
+            p = _plan_for(inner[0])
+            return _Plan("optional", items=(p,)) if p else None
+        return None
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            p = _plan_for(args[0])
+            return _Plan("seq", items=(p,)) if p else None
+        plans = [_plan_for(a) for a in args]
+        if any(plans):
+            return _Plan("tuple", items=tuple(plans))  # type: ignore[arg-type]
+        return None
+    if origin in (list, typing.List) or (origin is not None and getattr(origin, "__name__", "") == "Sequence"):
+        p = _plan_for(args[0]) if args else None
+        return _Plan("seq", items=(p,)) if p else None
+    if origin is dict and len(args) == 2:
+        p = _plan_for(args[1])
+        return _Plan("dict", items=(p,)) if p else None
+    return None
+
+
+def _run_plan(plan: _Plan, value: Any, bindings: Dict[str, int], bound_by: Dict[str, str],
+              where: str) -> None:
+    if plan.kind == "leaf":
+        assert plan.leaf is not None
+        _check(value, plan.leaf, bindings, bound_by, where)
+    elif plan.kind == "optional":
+        if value is not None:
+            _run_plan(plan.items[0], value, bindings, bound_by, where)
+    elif plan.kind == "tuple":
+        if not isinstance(value, (tuple, list)) or len(value) != len(plan.items):
+            raise TypeError(f"{where}: expected a tuple of {len(plan.items)} values, got "
+                            f"{type(value).__name__}")
+        for i, (p, v) in enumerate(zip(plan.items, value)):
+            if p is not None:
+                _run_plan(p, v, bindings, bound_by, f"element {i} of {where}")
+    elif plan.kind == "seq":
+        for i, v in enumerate(value):
+            _run_plan(plan.items[0], v, bindings, bound_by, f"element {i} of {where}")
+    elif plan.kind == "dict":
+        for k, v in value.items():
+            _run_plan(plan.items[0], v, bindings, bound_by, f"[{k!r}] of {where}")
+
+
+@dataclass(frozen=True)
+class _Signature:
+    sig: inspect.Signature
+    params: Tuple[Tuple[str, _Plan, inspect._ParameterKind], ...]
+    ret: Optional[_Plan]
+
+
+def _signature(fn: Callable) -> _Signature:
+    hints = typing.get_type_hints(fn, include_extras=True)
+    sig = inspect.signature(fn)
+    params = []
+    for name, p in sig.parameters.items():
+        if name in hints:
+            plan = _plan_for(hints[name])
+            if plan is not None:
+                params.append((name, plan, p.kind))
+    ret = _plan_for(hints["return"]) if "return" in hints else None
+    return _Signature(sig, tuple(params), ret)
+
+
+def check_shardings(fn: Callable) -> Callable:
+    """Check a function's ``Sharded`` parameters and return value on every call.
+
+    Named dims bind across all arguments and the return value of one call, so
+    ``f(x: Sharded[Array, "float32[B@data,D]"], y: Sharded[Array, "int32[B@data]"])``
+    rejects an ``x`` and ``y`` whose batch sizes differ. Put it *under* ``@jax.jit``::
+
+        @jax.jit
+        @check_shardings
+        def step(x: Sharded[jax.Array, "float32[B@data,D]"]) -> ...
+
+    so the checks run once at trace time and the compiled function pays nothing.
+    Annotations are read at the first call, so forward references work.
+    """
+    cache: List[_Signature] = []
+    qual = getattr(fn, "__qualname__", getattr(fn, "__name__", "function"))
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not cache:
+            cache.append(_signature(fn))
+        s = cache[0]
+        bindings: Dict[str, int] = {}
+        bound_by: Dict[str, str] = {}
+        if s.params:
+            arguments = s.sig.bind(*args, **kwargs).arguments
+            for name, plan, kind in s.params:
+                if name not in arguments:
+                    continue
+                value = arguments[name]
+                where = f"argument {name!r} of {qual}"
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    for i, v in enumerate(value):
+                        _run_plan(plan, v, bindings, bound_by, f"{where}[{i}]")
+                elif kind is inspect.Parameter.VAR_KEYWORD:
+                    for k, v in value.items():
+                        _run_plan(plan, v, bindings, bound_by, f"{where}[{k!r}]")
+                else:
+                    _run_plan(plan, value, bindings, bound_by, where)
+        out = fn(*args, **kwargs)
+        if s.ret is not None:
+            _run_plan(s.ret, out, bindings, bound_by, f"the return value of {qual}")
+        return out
+
+    return wrapper
