@@ -66,7 +66,8 @@ def from_aval(aval: Any) -> ShardingType:
     sharding = getattr(aval, "sharding", None)
     spec = getattr(sharding, "spec", None)
     mesh = mesh_model(sharding.mesh) if sharding is not None else None
-    partitions = tuple(spec) if spec is not None else ()
+    # iterating a spec with unreduced axes raises; .partitions is the safe view
+    partitions = tuple(getattr(spec, "partitions", spec) or ()) if spec is not None else ()
     partitions = partitions + (None,) * (len(shape) - len(partitions))
     dims = tuple(Dim(int(s), axes=_entry_axes(p)) for s, p in zip(shape, partitions))
     # 0.10.2 keeps varying/unreduced/reduced in aval.mat; 0.7-0.9 had aval.vma.

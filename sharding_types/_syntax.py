@@ -179,6 +179,7 @@ class _Parser:
 
     def axis_sets(self, sets: dict) -> None:
         while True:
+            self.skip_ws()
             start = self.i
             key = self.name("V, U or R (varying, unreduced, reduced) inside {...}")
             if key not in _SETS:
