@@ -17,12 +17,16 @@ examples: float32[8@data,16@(x,y)]  bfloat16[B@data,S,H@model]  float32[4,2]{V:(
 class ShardingError(Exception):
     """Base class of every error shardcheck's runtime layer raises."""
 
+    __module__ = "sharding_types"  # tracebacks name the public import path
+
 
 class ShardingSyntaxError(ShardingError, ValueError):
     """A sharding type string does not follow the grammar.
 
     ``text``, ``position`` (0-based column) and ``expected`` say what went wrong where.
     """
+
+    __module__ = "sharding_types"
 
     def __init__(self, text: str, position: int, message: str):
         self.text = text
@@ -41,6 +45,8 @@ class ShardingMismatchError(ShardingError, TypeError):
     difference), ``bindings`` (named dims bound so far), ``mesh`` (the value's mesh or
     None), ``where`` (e.g. "argument 'x' of train_step").
     """
+
+    __module__ = "sharding_types"
 
     def __init__(self, expected, actual, reasons: Sequence[str],
                  bindings: Optional[Mapping[str, int]] = None, mesh=None,
