@@ -1,0 +1,267 @@
+"""``[tool.shardcheck]`` in pyproject.toml, validated; CLI flags override it.
+
+    [tool.shardcheck]
+    select = ["SC1", "deprecated-api"]     # codes, code prefixes or rule names
+    ignore = ["SC107"]
+    exclude = ["build/", "third_party/**"]
+    per-file-ignores = { "tests/**" = ["no-mesh-context"] }
+    default-mesh = "production"             # the mesh of code whose mesh the source hides
+
+    [tool.shardcheck.meshes.production]     # a mesh the source cannot state
+    data = 64
+    model = 8
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from sharding_types import AxisType
+
+from .values import MeshVal
+
+KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "meshes",
+              "default-mesh", "cache-dir", "respect-gitignore")
+
+
+class ConfigError(Exception):
+    """A bad configuration: the message says which key and what is expected."""
+
+
+@dataclass(frozen=True)
+class DeclaredMesh:
+    name: str
+    axes: Tuple[Tuple[str, int], ...]
+    axis_types: Tuple[AxisType, ...]
+
+    def value(self) -> MeshVal:
+        return MeshVal(tuple(a for a, _ in self.axes), tuple(s for _, s in self.axes),
+                       self.axis_types, None, f"config:{self.name}")
+
+    def describe(self) -> str:
+        return f"{self.name} ({', '.join(f'{a}={s}' for a, s in self.axes)})"
+
+
+@dataclass
+class Config:
+    select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    meshes: Tuple[DeclaredMesh, ...] = ()
+    default_mesh: Optional[str] = None
+    cache_dir: Optional[str] = None
+    respect_gitignore: bool = True
+    root: str = "."
+    source: Optional[str] = None  # the file it came from
+    _codes: Optional[frozenset] = field(default=None, repr=False, compare=False)
+
+    # -- selection -------------------------------------------------------------------------
+    def enabled_codes(self) -> frozenset:
+        if self._codes is None:
+            from .rules import all_rules
+            rules = all_rules()
+            chosen = {c for c in rules if not self.select} | set(
+                c for sel in self.select for c in resolve_selector(sel, rules))
+            dropped = set(c for sel in self.ignore for c in resolve_selector(sel, rules))
+            meta = {c for c, r in rules.items() if r.META}
+            self._codes = frozenset((chosen - dropped) | meta)
+        return self._codes
+
+    def ignored_for(self, path: str) -> frozenset:
+        from .rules import all_rules
+        rel = _rel(path, self.root)
+        out = set()
+        for pattern, sels in self.per_file_ignores:
+            if _glob_match(rel, pattern):
+                for sel in sels:
+                    out.update(resolve_selector(sel, all_rules()))
+        return frozenset(out)
+
+    def is_excluded(self, path: str) -> bool:
+        rel = _rel(path, self.root)
+        return any(_glob_match(rel, p) for p in self.exclude)
+
+    def mesh_values(self) -> Dict[Tuple[str, ...], MeshVal]:
+        return {tuple(a for a, _ in m.axes): m.value() for m in self.meshes}
+
+    def default_mesh_value(self) -> Optional[MeshVal]:
+        for m in self.meshes:
+            if m.name == self.default_mesh:
+                return m.value()
+        return None
+
+    def fingerprint(self) -> str:
+        data = json.dumps([self.select, self.ignore, self.per_file_ignores,
+                           [(m.name, m.axes, [t.value for t in m.axis_types]) for m in self.meshes],
+                           self.default_mesh], sort_keys=True, default=str)
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def resolve_selector(sel: str, rules: Dict[str, type]) -> List[str]:
+    """Codes matching a code (SC101), a prefix (SC1) or a name (unknown-mesh-axis)."""
+    s = sel.strip()
+    if s.upper() == "ALL":
+        return list(rules)
+    by_name = [c for c, r in rules.items() if r.NAME == s]
+    if by_name:
+        return by_name
+    by_code = [c for c in rules if c.startswith(s.upper())] if s.upper().startswith("SC") else []
+    if by_code:
+        return by_code
+    names = sorted(r.NAME for r in rules.values())
+    raise ConfigError(f"unknown rule selector {sel!r}: use a code (SC101), a code prefix (SC1) "
+                      f"or a rule name ({', '.join(names[:4])}, ...); `shardcheck rules` lists them")
+
+
+def _rel(path: str, root: str) -> str:
+    try:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:
+        rel = path
+    return rel.replace(os.sep, "/")
+
+
+def _glob_match(rel: str, pattern: str) -> bool:
+    p = pattern.replace(os.sep, "/")
+    if p.endswith("/"):
+        p = p + "**"
+    if fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p.replace("**/", "")):
+        return True
+    if p.endswith("/**") and (rel == p[:-3] or rel.startswith(p[:-3] + "/")):
+        return True
+    # a bare name matches any path component (like "build" or "*.pyi")
+    if "/" not in p:
+        return any(fnmatch.fnmatch(part, p) for part in rel.split("/"))
+    return False
+
+
+def _str_list(value: object, key: str) -> Tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"[tool.shardcheck] {key} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+_TYPE_NAMES = {"explicit": AxisType.Explicit, "auto": AxisType.Auto, "manual": AxisType.Manual}
+
+
+def _mesh(name: str, table: object) -> DeclaredMesh:
+    where = f"[tool.shardcheck.meshes.{name}]"
+    if not isinstance(table, dict) or not table:
+        raise ConfigError(f"{where} must map axis names to sizes, e.g. {{ data = 64, model = 8 }}")
+    types_v = table.get("axis_types", "explicit")
+    axes = [(k, v) for k, v in table.items() if k != "axis_types"]
+    for k, v in axes:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ConfigError(f"{where} axis {k!r} must have a positive integer size, got {v!r}")
+    if isinstance(types_v, str):
+        types_l = [types_v] * len(axes)
+    elif isinstance(types_v, list) and len(types_v) == len(axes):
+        types_l = types_v
+    else:
+        raise ConfigError(f"{where} axis_types must be one of explicit/auto/manual or a list of "
+                          f"them, one per axis; got {types_v!r}")
+    try:
+        types = tuple(_TYPE_NAMES[str(t).lower()] for t in types_l)
+    except KeyError as e:
+        raise ConfigError(f"{where} unknown axis type {e.args[0]!r}; use explicit, auto or manual") from None
+    return DeclaredMesh(name, tuple(axes), types)
+
+
+def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Config:
+    if not isinstance(table, dict):
+        raise ConfigError("[tool.shardcheck] must be a table")
+    unknown = sorted(set(table) - set(KNOWN_KEYS))
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r} in [tool.shardcheck]; known keys: "
+                          f"{', '.join(KNOWN_KEYS)}")
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError("[tool.shardcheck] per-file-ignores must be a table of glob = [rules]")
+    meshes_t = table.get("meshes", {})
+    if not isinstance(meshes_t, dict):
+        raise ConfigError("[tool.shardcheck] meshes must be a table of name = { axis = size }")
+    meshes = tuple(_mesh(n, t) for n, t in meshes_t.items())
+    default = table.get("default-mesh")
+    if default is not None and default not in {m.name for m in meshes}:
+        raise ConfigError(f"[tool.shardcheck] default-mesh {default!r} is not one of the declared "
+                          f"meshes ({', '.join(m.name for m in meshes) or 'none declared'})")
+    cfg = Config(
+        select=_str_list(table.get("select", []), "select"),
+        ignore=_str_list(table.get("ignore", []), "ignore"),
+        exclude=_str_list(table.get("exclude", []), "exclude") + _str_list(
+            table.get("extend-exclude", []), "extend-exclude"),
+        per_file_ignores=tuple((k, _str_list(v, f"per-file-ignores[{k!r}]")) for k, v in pfi.items()),
+        meshes=meshes, default_mesh=default, cache_dir=table.get("cache-dir"),
+        respect_gitignore=bool(table.get("respect-gitignore", True)), root=root, source=source)
+    cfg.enabled_codes()  # validate selectors now
+    cfg.ignored_for(os.path.join(root, "x.py"))
+    return cfg
+
+
+def find_pyproject(start: str) -> Optional[str]:
+    d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        p = os.path.join(d, "pyproject.toml")
+        if os.path.isfile(p):
+            return p
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def load(path: Optional[str] = None, start: str = ".") -> Config:
+    """The config in ``path`` (a pyproject.toml), else the nearest one above ``start``."""
+    if path is None:
+        path = find_pyproject(start)
+        if path is None:
+            return Config(root=os.path.abspath(start if os.path.isdir(start) else "."))
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path} is not valid TOML: {e}") from None
+    table = data.get("tool", {}).get("shardcheck", {})
+    return from_table(table, root=os.path.dirname(os.path.abspath(path)), source=path)
+
+
+def parse_mesh_option(text: str) -> DeclaredMesh:
+    """``data=64,model=8`` (the CLI's --mesh) as a declared mesh."""
+    axes = []
+    for part in text.split(","):
+        if "=" not in part:
+            raise ConfigError(f"--mesh takes AXIS=SIZE pairs like data=64,model=8; got {text!r}")
+        k, v = part.split("=", 1)
+        if not k.strip().isidentifier() or not v.strip().isdigit() or int(v) < 1:
+            raise ConfigError(f"--mesh: {part!r} is not AXIS=SIZE with a positive size")
+        axes.append((k.strip(), int(v)))
+    return DeclaredMesh("cli", tuple(axes), (AxisType.Explicit,) * len(axes))
+
+
+def merge_cli(cfg: Config, select: Sequence[str] = (), ignore: Sequence[str] = (),
+              extend_select: Sequence[str] = (), exclude: Sequence[str] = ()) -> Config:
+    if select:
+        cfg.select = tuple(select)
+    if extend_select and cfg.select:
+        cfg.select = cfg.select + tuple(extend_select)
+    if ignore:
+        cfg.ignore = cfg.ignore + tuple(ignore)
+    if exclude:
+        cfg.exclude = cfg.exclude + tuple(exclude)
+    cfg._codes = None
+    cfg.enabled_codes()
+    return cfg

@@ -1,0 +1,160 @@
+"""Run the rules over one file: parse, build the semantic model, check, place, suppress.
+
+Never raises for bad input: a file that does not parse is one ``syntax-error`` finding;
+a crash inside the model or a rule is an ``internal-error`` finding naming the rule, and
+the other rules' findings are kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import traceback
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .config import Config
+from .ftypes import ERROR, Finding, Fix, Pending
+from .project import Project, module_name_for
+from .rule import RuleContext
+from .rules import all_rules
+
+SYNTAX_ERROR = "SC001"
+INTERNAL_ERROR = "SC002"
+_SUPPRESS = re.compile(r"#\s*(?:shardcheck:\s*ignore(?:\[(?P<codes>[^\]]*)\])?|noqa:\s*(?P<noqa>[A-Za-z0-9_\-, ]+))")
+
+
+def _meta(code: str, message: str, path: str, row: int, col: int) -> Finding:
+    rule = all_rules()[code]
+    return Finding(code, rule.NAME, message, ERROR, path, row, col, row, col)
+
+
+def _suppressions(lines: Sequence[str]) -> dict:
+    """Line number -> set of codes/names suppressed there ('*' for all)."""
+    out: dict = {}
+    for i, line in enumerate(lines, 1):
+        if "#" not in line:
+            continue
+        for m in _SUPPRESS.finditer(line):
+            if m.group("noqa") is not None:
+                items = {c.strip() for c in re.split(r"[,\s]+", m.group("noqa")) if c.strip()}
+            elif m.group("codes") is not None:
+                items = {c.strip() for c in m.group("codes").split(",") if c.strip()}
+            else:
+                items = {"*"}
+            out.setdefault(i, set()).update(items)
+    return out
+
+
+def _suppressed(f: Finding, sup: dict) -> bool:
+    for row in {f.row, f.end_row}:
+        items = sup.get(row)
+        if items and ("*" in items or f.code in items or f.name in items):
+            return True
+    return False
+
+
+def check_source(source: bytes | str, path: str = "<string>", config: Optional[Config] = None,
+                 project: Optional[Project] = None, module_name: Optional[str] = None,
+                 rule_codes: Optional[Iterable[str]] = None) -> List[Finding]:
+    """All findings for one file's source, sorted by position."""
+    config = config or Config()
+    codes = set(rule_codes) if rule_codes is not None else set(config.enabled_codes())
+    codes -= set(config.ignored_for(path))
+    text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
+    findings: List[Finding] = []
+    pending: List[Pending] = []
+    module = None
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as e:
+        findings.append(_unparsable(e, text, path))
+    except (RecursionError, MemoryError) as e:
+        findings.append(_meta(INTERNAL_ERROR, "this file is too deeply nested to analyze "
+                              f"({type(e).__name__})", path, 1, 1))
+    if module is not None:
+        if module_name is None:
+            module_name = module_name_for(path) if os.path.isfile(path) else ""
+        from .semantic import SemanticModel
+        try:
+            model = SemanticModel(module, module_name, project, config.mesh_values(),
+                                  config.default_mesh_value()).build()
+        except Exception as exc:  # the model is shared by all rules: nothing to check
+            model = None
+            findings.append(_internal(path, "the semantic model", exc))
+        if model is not None:
+            ctx = RuleContext(model, path, config)
+            for code, rule_cls in all_rules().items():
+                if code not in codes or rule_cls.META:
+                    continue
+                try:
+                    pending.extend(rule_cls().check(ctx))
+                except Exception as exc:
+                    findings.append(_internal(path, f"rule {code} {rule_cls.NAME}", exc))
+            if pending:
+                findings.extend(_place(module, text, path, pending, model.raises_blocks))
+    sup = _suppressions(text.splitlines())
+    seen = set()
+    out = []
+    for f in sorted(findings, key=lambda f: (f.row, f.column, f.code, f.message)):
+        key = (f.code, f.row, f.column, f.message)
+        if key in seen or f.code not in codes or _suppressed(f, sup):
+            continue
+        seen.add(key)
+        out.append(f)
+    return out
+
+
+def _unparsable(e: cst.ParserSyntaxError, text: str, path: str) -> Finding:
+    """A syntax error, or (when Python itself accepts the file) libcst's limitation."""
+    try:
+        ast.parse(text)
+    except SyntaxError as se:
+        return _meta(SYNTAX_ERROR, f"this file does not parse: {se.msg}", path,
+                     se.lineno or 1, se.offset or 1)
+    except (ValueError, MemoryError, RecursionError) as ve:
+        return _meta(SYNTAX_ERROR, f"this file does not parse: {ve}", path, 1, 1)
+    return _meta(INTERNAL_ERROR, "shardcheck's parser (libcst) cannot read this file, though "
+                 f"Python can: {str(e).splitlines()[0]}", path, e.raw_line, e.raw_column + 1)
+
+
+def _internal(path: str, what: str, exc: BaseException) -> Finding:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+    return _meta(INTERNAL_ERROR, f"{what} crashed on this file ({type(exc).__name__}: {exc}"
+                 f"{where}); please report it. Other rules' findings are kept.", path, 1, 1)
+
+
+def _place(module: cst.Module, text: str, path: str, pending: List[Pending],
+           raises_blocks: list) -> List[Finding]:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    ranges: List[Tuple[int, int]] = []
+    for w in raises_blocks:
+        r = positions.get(w)
+        if r is not None:
+            ranges.append((r.start.line, r.end.line))
+    out = []
+    for p in pending:
+        r = positions.get(p.node) if p.node is not None else None
+        row, col, erow, ecol = (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) if r else (1, 1, 1, 1)
+        fix = None
+        if p.fix_content is not None and r is not None:
+            fix = Fix(p.fix_message or "apply the suggested replacement", row, col, erow, ecol,
+                      p.fix_content)
+        inside = any(a <= row <= b for a, b in ranges)
+        out.append(Finding(p.code, p.name, p.message, p.severity, path, row, col, erow, ecol,
+                           fix, inside))
+    return out
+
+
+def check_file(path: str, config: Optional[Config] = None,
+               project: Optional[Project] = None) -> List[Finding]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return [_meta(INTERNAL_ERROR, f"cannot read this file: {e.strerror}", path, 1, 1)]
+    return check_source(data, path, config, project)

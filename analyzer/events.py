@@ -1,0 +1,132 @@
+"""Facts the semantic model records for the rules to read.
+
+Rules never re-derive meshes, specs or contexts: they read these events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, FrozenSet, Optional, Tuple
+
+import libcst as cst
+
+from .values import MeshVal, SpecVal, Value
+
+
+@dataclass(frozen=True)
+class MeshCtx:
+    """The mesh context code runs under.
+
+    ``known`` False: the analyzer cannot tell (e.g. a library function nobody calls in
+    this file). ``mesh`` None with ``known`` True: provably no mesh is set.
+    ``bound_axes``: axis names a collective may use here (the manual axes of enclosing
+    shard_maps and vmap/pmap axis names); None when unknown.
+    """
+
+    known: bool
+    mesh: Optional[MeshVal] = None
+    bound_axes: Optional[FrozenSet[str]] = frozenset()
+    manual_axes: FrozenSet[str] = frozenset()
+    shard_map: Any = None  # the innermost enclosing ShardMapCall event
+
+    def same(self, other: "MeshCtx") -> bool:
+        return (self.known == other.known and self.mesh is other.mesh
+                and self.bound_axes == other.bound_axes
+                and self.manual_axes == other.manual_axes and self.shard_map is other.shard_map)
+
+
+UNKNOWN_CTX = MeshCtx(known=False, bound_axes=None)
+NO_MESH = MeshCtx(known=True, mesh=None)
+
+
+@dataclass(frozen=True, eq=False)
+class SpecUse:
+    """A PartitionSpec applied to a mesh (and, when known, to an array of some shape)."""
+
+    spec: SpecVal
+    node: cst.CSTNode
+    where: str  # "device_put", "NamedSharding", "shard_map in_specs", ...
+    mesh: Optional[MeshVal]
+    shape: Optional[Tuple[Optional[int], ...]] = None
+    from_context: bool = False  # the mesh is the context mesh, not named at the call
+    manual_axes: FrozenSet[str] = frozenset()
+
+
+@dataclass(frozen=True, eq=False)
+class MeshMade:
+    mesh: MeshVal
+    node: cst.Call
+    names_node: Optional[cst.CSTNode]
+    api: str
+
+
+@dataclass(frozen=True, eq=False)
+class CollectiveCall:
+    api: str
+    axes: Tuple[Optional[str], ...]  # None where an axis name is not a known constant
+    node: cst.Call
+    ctx: MeshCtx
+
+
+@dataclass(eq=False)
+class ShardMapCall:
+    node: cst.Call
+    api: str
+    func: Value
+    in_specs: Value
+    out_specs: Value
+    mesh: Optional[MeshVal]
+    explicit_mesh: bool
+    ctx: MeshCtx
+    axis_names: Optional[FrozenSet[str]]
+    check_vma: Optional[bool]
+    call_args: Optional[Tuple[Value, ...]] = None
+    returns: list = field(default_factory=list)  # [(return node, Value)] of the body
+
+    @property
+    def manual_axes(self) -> Optional[FrozenSet[str]]:
+        if self.axis_names is not None:
+            return self.axis_names
+        if self.mesh is not None and self.mesh.names is not None:
+            return frozenset(self.mesh.names)
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class ApiUse:
+    """A reference to a JAX API by qualified name (for deprecated-api)."""
+
+    api: str
+    node: cst.CSTNode
+    kind: str  # "call", "reference", "import", "with", "keyword"
+    detail: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class NeedsMesh:
+    """An operation that needs a mesh in context, and the context it runs in."""
+
+    node: cst.CSTNode
+    what: str
+    ctx: MeshCtx
+
+
+@dataclass(frozen=True, eq=False)
+class AxisTypedUse:
+    """A spec passed to an API that requires Explicit axes (reshard, out_sharding=)."""
+
+    node: cst.CSTNode
+    api: str
+    spec: SpecVal
+    mesh: MeshVal
+    manual_axes: FrozenSet[str]
+
+
+@dataclass(frozen=True, eq=False)
+class MeshMeet:
+    """Two meshes that must be equal meet at ``node``."""
+
+    node: cst.CSTNode
+    a: MeshVal
+    b: MeshVal
+    what: str

@@ -1,0 +1,98 @@
+"""The analyzer's data types: findings, fixes and rule examples. No JAX import."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+import libcst as cst
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A replacement of the text between two positions (1-based rows and columns)."""
+
+    message: str
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+    content: str
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"message": self.message, "applicability": "safe", "edits": [{
+            "content": self.content, "location": {"row": self.row, "column": self.column},
+            "end_location": {"row": self.end_row, "column": self.end_column}}]}
+
+
+@dataclass
+class Pending:
+    """A finding a rule raised at a node; the engine gives it a position."""
+
+    code: str
+    name: str
+    message: str
+    severity: str
+    node: Optional[cst.CSTNode]
+    fix_content: Optional[str] = None  # replace the node's text with this
+    fix_message: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    message: str
+    severity: str
+    filename: str
+    row: int
+    column: int  # 1-based
+    end_row: int
+    end_column: int
+    fix: Optional[Fix] = None
+    in_expected_failure: bool = field(default=False, compare=False)  # inside assertRaises
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"code": self.code, "name": self.name, "message": self.message,
+                "severity": self.severity, "filename": self.filename,
+                "location": {"row": self.row, "column": self.column},
+                "end_location": {"row": self.end_row, "column": self.end_column},
+                "fix": self.fix.as_json() if self.fix else None}
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Finding":
+        fix = None
+        if d.get("fix"):
+            e = d["fix"]["edits"][0]
+            fix = Fix(d["fix"]["message"], e["location"]["row"], e["location"]["column"],
+                      e["end_location"]["row"], e["end_location"]["column"], e["content"])
+        return cls(d["code"], d["name"], d["message"], d["severity"], d["filename"],
+                   d["location"]["row"], d["location"]["column"], d["end_location"]["row"],
+                   d["end_location"]["column"], fix, d.get("in_expected_failure", False))
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must not flag. It also runs cleanly under JAX 0.10.2."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule flags at ``line``; under JAX 0.10.2 it fails as ``jax_outcome`` says.
+
+    ``jax_outcome``: "error" (running it raises), "deprecation" (it warns with a
+    DeprecationWarning), or "wrong-result" (it runs, and ``witness``, appended to the
+    code, asserts what the author meant and fails).
+    """
+
+    code: str
+    line: int
+    message: str = ""  # a substring the message must contain
+    jax_outcome: str = "error"
+    jax_error: str = ""  # a substring of JAX's exception text
+    witness: str = ""

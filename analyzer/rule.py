@@ -1,0 +1,79 @@
+"""The rule API: one class per rule, registered by subclassing.
+
+A rule reads the facts of the file's semantic model and reports at nodes. Its class
+docstring is its documentation (What it does / Why is this bad? / Example / Use instead),
+and ``VALID`` / ``INVALID`` examples double as tests, against the analyzer and against
+JAX itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import ClassVar, Dict, Iterator, List, Optional
+
+import libcst as cst
+
+from .ftypes import ERROR, Invalid, Pending, Valid
+
+
+class RuleContext:
+    """What a rule sees of one file."""
+
+    def __init__(self, model, path: str, config) -> None:
+        self.model = model
+        self.events = model.events
+        self.path = path
+        self.config = config
+
+
+class ShardRule:
+    CODE: ClassVar[str] = ""
+    NAME: ClassVar[str] = ""
+    SEVERITY: ClassVar[str] = ERROR
+    JAX_VERSIONS: ClassVar[str] = "JAX 0.10.2 (also checked on 0.12.0.1)"
+    VALID: ClassVar[List[Valid]] = []
+    INVALID: ClassVar[List[Invalid]] = []
+    META: ClassVar[bool] = False  # reported by the engine itself (syntax-error, internal-error)
+
+    registry: ClassVar[Dict[str, type]] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.CODE:
+            if cls.CODE in ShardRule.registry:
+                raise TypeError(f"duplicate rule code {cls.CODE}")
+            ShardRule.registry[cls.CODE] = cls
+
+    def check(self, ctx: RuleContext) -> Iterator[Pending]:
+        return iter(())
+
+    def report(self, node: Optional[cst.CSTNode], message: str, severity: Optional[str] = None,
+               fix_content: Optional[str] = None, fix_message: str = "") -> Pending:
+        return Pending(self.CODE, self.NAME, message, severity or self.SEVERITY, node,
+                       fix_content, fix_message)
+
+    @classmethod
+    def docs(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        doc = cls.docs()
+        after = doc.split("## What it does", 1)[-1].strip().splitlines()
+        return after[0] if after else ""
+
+    @classmethod
+    def explain(cls) -> str:
+        head = f"{cls.CODE} {cls.NAME} ({cls.SEVERITY})"
+        return f"{head}\n{'=' * len(head)}\n\n{cls.docs()}\n\nApplies to: {cls.JAX_VERSIONS}.\n"
+
+
+def did_you_mean(name: str, choices) -> str:
+    """`` (did you mean 'data'?)`` when a close choice exists."""
+    import difflib
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def axes_str(names) -> str:
+    return "(" + ", ".join(repr(n) for n in names) + ")"

@@ -1,0 +1,89 @@
+from ..ftypes import Invalid, Valid
+from ..rule import ShardRule
+
+
+class NoMeshContext(ShardRule):
+    """
+    ## What it does
+    Flags a bare `PartitionSpec` (or a `shard_map` without `mesh=`) used where provably
+    no mesh is set: no `jax.set_mesh(mesh)` before it and no `with jax.set_mesh(mesh):`
+    around it, at module level or in a script's entry point.
+
+    ## Why is this bad?
+    A bare spec means "on the context mesh". With none set, JAX raises `ValueError:
+    Please set a mesh via jax.set_mesh if a PartitionSpec is passed to device_put`
+    (similar errors for `jax.jit` shardings, `with_sharding_constraint`,
+    `out_sharding=` and `shard_map`). shardcheck reports this only where it can see every
+    caller; in library code whose callers it cannot see, it stays silent.
+
+    ## Example
+    ```python
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
+    ```
+
+    Use instead:
+    ```python
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
+    # or: jax.device_put(..., NamedSharding(mesh, P("data", None)))
+    ```
+    """
+
+    CODE = "SC107"
+    NAME = "no-mesh-context"
+    VALID = [
+        Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+jax.set_mesh(mesh)
+x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
+"""),
+        Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
+
+if __name__ == "__main__":
+    main()
+"""),
+    ]
+    INVALID = [
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
+""", line=5, message="no mesh is set", jax_error="set a mesh"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+def double(x):
+    return jax.shard_map(lambda b: 2 * b, in_specs=P("data"), out_specs=P("data"))(x)
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    x = jnp.zeros((8,))
+    return double(x)
+
+if __name__ == "__main__":
+    main()
+""", line=6, message="no mesh is set", jax_error="context mesh cannot be empty"),
+    ]
+
+    def check(self, ctx):
+        for need in ctx.events.needs_mesh:
+            if not (need.ctx.known and need.ctx.mesh is None):
+                continue
+            yield self.report(
+                need.node,
+                f"{need.what}, but no mesh is set here (no `jax.set_mesh(mesh)` before it and "
+                "no `with jax.set_mesh(mesh):` around it or its callers). JAX raises ValueError "
+                "(set a mesh via jax.set_mesh). Wrap the code in `with jax.set_mesh(mesh):`, "
+                "or name the mesh: NamedSharding(mesh, spec) / shard_map(..., mesh=mesh).")

@@ -1,0 +1,71 @@
+from ..ftypes import Invalid, Valid
+from ..rule import ShardRule
+
+
+class SpecRankMismatch(ShardRule):
+    """
+    ## What it does
+    Flags a `PartitionSpec` with more entries than the array it shards has dimensions.
+
+    ## Why is this bad?
+    A spec may be shorter than the array's rank (missing entries mean replicated) but
+    never longer. JAX raises `ValueError` ("One of device_put args is incompatible with
+    its sharding annotation", or from `shard_map`: "in_specs entry which is too long").
+    It usually means the spec was written for another layout, e.g. before a reshape.
+
+    The array's shape must be known from the source (`jnp.zeros((8,))`, a reshape, ...).
+
+    ## Example
+    ```python
+    x = jnp.zeros((8,))
+    y = jax.device_put(x, NamedSharding(mesh, P("data", None)))
+    ```
+
+    Use instead:
+    ```python
+    y = jax.device_put(x, NamedSharding(mesh, P("data")))
+    ```
+    """
+
+    CODE = "SC103"
+    NAME = "spec-rank-mismatch"
+    VALID = [Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data")))
+""")]
+    INVALID = [
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((8,)), NamedSharding(mesh, P("data", None)))
+""", line=5, message="rank 1", jax_error="incompatible"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    x = jax.device_put(jnp.arange(8.0), P("data"))
+    y = jax.shard_map(lambda b: b, in_specs=P("data", "model"), out_specs=P("data"))(x)
+""", line=7, message="rank 1", jax_error="too long"),
+    ]
+
+    def check(self, ctx):
+        for use in ctx.events.spec_uses:
+            spec, shape = use.spec, use.shape
+            if shape is None or not spec.complete:
+                continue
+            if len(spec.entries) > len(shape):
+                yield self.report(
+                    spec.node or use.node,
+                    f"`{spec.describe()}` in {use.where} has {len(spec.entries)} entries, but the "
+                    f"array has rank {len(shape)} (shape {_shape(shape)}). JAX raises ValueError: a "
+                    "spec may be shorter than the rank, never longer. Drop the extra entries or "
+                    "fix the array's shape.")
+
+
+def _shape(shape) -> str:
+    inner = ", ".join("?" if s is None else str(s) for s in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"

@@ -1,0 +1,1280 @@
+"""The semantic model of one file: names resolved, constants propagated, events recorded.
+
+An abstract interpreter over libcst: it walks statements in order, keeping an
+environment of abstract values (meshes, specs, shapes, functions), joins environments
+where control flow merges, and follows calls so that a function body is analyzed under
+the mesh context of its callers (``with jax.set_mesh(mesh): step(x)``) or of the
+``shard_map`` that maps it. What it cannot prove it leaves UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from sharding_types import AxisType
+
+from . import jax_api as api
+from .events import (NO_MESH, UNKNOWN_CTX, ApiUse, AxisTypedUse, CollectiveCall, MeshCtx,
+                     MeshMade, MeshMeet, NeedsMesh, ShardMapCall, SpecUse)
+from .values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVal,
+                     PartialVal, ProjectModule, QualName, ShardingVal, ShardMapVal, SpecVal,
+                     TupleVal, Value, const_int, const_str, int_tuple, join, str_tuple)
+
+_AXIS_TYPES = {"Explicit": AxisType.Explicit, "Auto": AxisType.Auto, "Manual": AxisType.Manual}
+_MAX_HELPER_DEPTH = 3
+_MAX_HELPER_STATEMENTS = 40
+_TRANSPARENT_WRAPPERS = ("jax.grad", "jax.value_and_grad", "jax.checkpoint", "jax.remat",
+                         "jax.named_call", "jax.jacfwd", "jax.jacrev", "jax.hessian",
+                         "jax.custom_vjp", "jax.custom_jvp", "jax.ad_checkpoint.checkpoint",
+                         "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop",
+                         "jax.lax.cond", "jax.lax.switch", "jax.lax.map", "jax.tree.map",
+                         "jax.tree_util.tree_map")
+_BINDING_WRAPPERS = ("jax.vmap", "jax.pmap", "jax.experimental.maps.xmap")
+
+
+@dataclass(frozen=True, eq=False)
+class _MeshContextVal:
+    """What ``jax.set_mesh(m)`` returns: usable in ``with``."""
+
+    mesh: Value
+
+
+@dataclass(frozen=True, eq=False)
+class _ShardMapFactory:
+    """``jax.shard_map(mesh=..., in_specs=..., out_specs=...)`` without f: a decorator."""
+
+    api: str
+    kwargs: Tuple[Tuple[str, Value], ...]
+    node: cst.Call
+
+
+@dataclass(frozen=True, eq=False)
+class _Arg:
+    keyword: Optional[str]
+    star: str
+    value: Value
+    node: cst.BaseExpression
+
+
+class Env:
+    __slots__ = ("vars", "parent")
+
+    def __init__(self, parent: Optional["Env"] = None, vars: Optional[dict] = None):
+        self.parent = parent
+        self.vars: Dict[str, Value] = vars if vars is not None else {}
+
+    def lookup(self, name: str) -> Value:
+        env: Optional[Env] = self
+        while env is not None:
+            v = env.vars.get(name)
+            if v is not None:
+                return v
+            env = env.parent
+        return UNKNOWN
+
+    def copy(self) -> "Env":
+        return Env(self.parent, dict(self.vars))
+
+    def merge_from(self, *branches: "Env") -> None:
+        """Set self to the join of ``branches`` (each a copy of an earlier self)."""
+        names = set()
+        for b in branches:
+            names.update(b.vars)
+        for n in names:
+            vals = [b.vars.get(n, self.lookup(n)) for b in branches]
+            v = vals[0]
+            for w in vals[1:]:
+                v = join(v, w)
+            self.vars[n] = v
+
+
+@dataclass(eq=False)
+class FuncInfo:
+    val: FuncVal
+    calls: Dict[Any, List[MeshCtx]] = field(default_factory=dict)  # caller key -> contexts
+    call_args: Dict[Any, List[tuple]] = field(default_factory=dict)
+    analyzed_ctx: Optional[MeshCtx] = None
+    events: Optional["_Events"] = None
+    analyses: int = 0
+
+
+@dataclass
+class _Events:
+    spec_uses: List[SpecUse] = field(default_factory=list)
+    meshes: List[MeshMade] = field(default_factory=list)
+    collectives: List[CollectiveCall] = field(default_factory=list)
+    shard_maps: List[ShardMapCall] = field(default_factory=list)
+    api_uses: List[ApiUse] = field(default_factory=list)
+    needs_mesh: List[NeedsMesh] = field(default_factory=list)
+    axis_typed: List[AxisTypedUse] = field(default_factory=list)
+    mesh_meets: List[MeshMeet] = field(default_factory=list)
+
+    def extend(self, other: "_Events") -> None:
+        for k in self.__dataclass_fields__:
+            getattr(self, k).extend(getattr(other, k))
+
+
+class _Return(Exception):
+    pass
+
+
+class SemanticModel:
+    """Resolve one module and record events. ``build()`` runs the analysis once."""
+
+    def __init__(self, module: cst.Module, module_name: str = "", project: Any = None,
+                 config_meshes: Optional[Dict[Tuple[str, ...], MeshVal]] = None,
+                 default_mesh: Optional[MeshVal] = None,
+                 definitions_only: bool = False):
+        self.module = module
+        self.module_name = module_name
+        self.project = project
+        self.config_meshes = config_meshes or {}
+        self.default_mesh = default_mesh
+        self.definitions_only = definitions_only
+        self.env = Env()
+        self.funcs: Dict[cst.CSTNode, FuncInfo] = {}
+        self.queue: List[FuncInfo] = []
+        self.module_events = _Events()
+        self.cur: Optional[_Events] = self.module_events
+        self.caller: Any = "module"
+        self.global_mesh: Optional[MeshVal] = None
+        self.returns: Optional[List[Tuple[cst.CSTNode, Value]]] = None
+        self.helper_depth = 0
+        self.raises_blocks: List[cst.With] = []
+        self.func_stack: List[FuncInfo] = []
+        self._ret_cache: Dict[Any, Value] = {}
+        self.events = _Events()
+
+    # -- driver -------------------------------------------------------------------------
+    def build(self) -> "SemanticModel":
+        self.exec_block(self.module.body, self.env, NO_MESH)
+        if self.definitions_only:
+            return self
+        budget = 4 * len(self.funcs) + 64
+        seen = set()
+        while self.queue and budget > 0:
+            info = self.queue.pop(0)
+            ctx = self.merged_ctx(info)
+            if info.analyzed_ctx is not None and ctx.same(info.analyzed_ctx):
+                continue
+            if info.analyses >= 4:
+                continue
+            budget -= 1
+            seen.add(info)
+            self.analyze_function(info, ctx)
+        self.events = _Events()
+        self.events.extend(self.module_events)
+        for info in self.funcs.values():
+            if info.events is not None:
+                self.events.extend(info.events)
+        return self
+
+    def default_ctx(self) -> MeshCtx:
+        """The context of a function no call in this file tells us about."""
+        if self.global_mesh is not None:
+            return MeshCtx(known=True, mesh=self.global_mesh, bound_axes=None)
+        if self.default_mesh is not None:  # [tool.shardcheck] default-mesh
+            return MeshCtx(known=True, mesh=self.default_mesh, bound_axes=None)
+        return UNKNOWN_CTX
+
+    def merged_ctx(self, info: FuncInfo) -> MeshCtx:
+        ctxs = [c for cs in info.calls.values() for c in cs]
+        if not ctxs:
+            return self.default_ctx()
+        first = ctxs[0]
+        if all(c.same(first) for c in ctxs[1:]):
+            return first
+        if all(c.known and c.mesh is first.mesh for c in ctxs):
+            return MeshCtx(known=True, mesh=first.mesh, bound_axes=None)
+        return UNKNOWN_CTX
+
+    def register(self, fv: FuncVal) -> FuncInfo:
+        info = self.funcs.get(fv.node)
+        if info is None:
+            info = FuncInfo(fv)
+            self.funcs[fv.node] = info
+            self.queue.append(info)
+        else:
+            info.val = fv
+        return info
+
+    def note_call(self, fv: Value, ctx: MeshCtx, args: tuple = ()) -> None:
+        if isinstance(fv, JitVal):
+            fv = fv.func
+        if isinstance(fv, PartialVal):
+            fv = fv.func
+            if isinstance(fv, JitVal):
+                fv = fv.func
+        if not isinstance(fv, FuncVal):
+            return
+        info = self.register(fv)
+        if self.cur is None:
+            return
+        info.calls.setdefault(self.caller, []).append(ctx)
+        info.call_args.setdefault(self.caller, []).append(args)
+        if info not in self.queue:
+            self.queue.append(info)
+
+    def analyze_function(self, info: FuncInfo, ctx: MeshCtx) -> None:
+        fv = info.val
+        info.analyzed_ctx = ctx
+        info.analyses += 1
+        events = _Events()
+        saved = (self.cur, self.caller, self.returns)
+        self.cur, self.caller, self.returns = events, fv.node, []
+        # forget this function's earlier outgoing calls: they are recorded again below
+        for other in self.funcs.values():
+            other.calls.pop(fv.node, None)
+            other.call_args.pop(fv.node, None)
+        self.func_stack.append(info)
+        try:
+            env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
+            self.bind_params(fv.node, env, ctx)
+            if isinstance(fv.node, cst.Lambda):
+                v = self.ev(fv.node.body, env, ctx)
+                self.returns.append((fv.node.body, v))
+            else:
+                self.exec_block(fv.node.body, env, ctx)  # type: ignore[attr-defined]
+            for sm in self.shard_maps_of(fv):
+                sm.returns = list(self.returns)
+        finally:
+            self.func_stack.pop()
+            info.events = events
+            self.cur, self.caller, self.returns = saved
+
+    def shard_maps_of(self, fv: FuncVal) -> List[ShardMapCall]:
+        out = []
+        for evs in [self.module_events] + [i.events for i in self.funcs.values() if i.events]:
+            for sm in evs.shard_maps:
+                f = sm.func
+                if isinstance(f, PartialVal):
+                    f = f.func
+                if isinstance(f, FuncVal) and f.node is fv.node:
+                    out.append(sm)
+        return out
+
+    def bind_params(self, node: cst.CSTNode, env: Env, ctx: MeshCtx,
+                    args: Optional[tuple] = None, kwargs: Optional[dict] = None) -> None:
+        params = node.params  # type: ignore[attr-defined]
+        positional = list(params.posonly_params) + list(params.params)
+        for i, p in enumerate(positional):
+            v: Value = UNKNOWN
+            if args is not None and i < len(args):
+                v = args[i]
+            elif kwargs and p.name.value in kwargs:
+                v = kwargs[p.name.value]
+            elif p.default is not None and args is not None:
+                v = self.ev(p.default, env, ctx)
+            env.vars[p.name.value] = v
+        for p in params.kwonly_params:
+            v = UNKNOWN
+            if kwargs and p.name.value in kwargs:
+                v = kwargs[p.name.value]
+            elif p.default is not None and args is not None:
+                v = self.ev(p.default, env, ctx)
+            env.vars[p.name.value] = v
+        for p in (params.star_arg, params.star_kwarg):
+            if isinstance(p, cst.Param):
+                env.vars[p.name.value] = UNKNOWN
+
+    def record(self, kind: str, event: Any) -> None:
+        if self.cur is not None:
+            getattr(self.cur, kind).append(event)
+
+    # -- statements -----------------------------------------------------------------------
+    def exec_block(self, body: Any, env: Env, ctx: MeshCtx) -> MeshCtx:
+        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+        for stmt in stmts:
+            ctx = self.exec_stmt(stmt, env, ctx)
+        return ctx
+
+    def exec_stmt(self, stmt: cst.CSTNode, env: Env, ctx: MeshCtx) -> MeshCtx:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                ctx = self.exec_small(small, env, ctx)
+            return ctx
+        if isinstance(stmt, cst.FunctionDef):
+            self.exec_def(stmt, env, ctx)
+        elif isinstance(stmt, cst.ClassDef):
+            cenv = Env(parent=env)
+            for d in stmt.decorators:
+                self.ev(d.decorator, env, ctx)
+            saved = self.env
+            self.exec_block(stmt.body, cenv, ctx)
+            self.env = saved
+            env.vars[stmt.name.value] = UNKNOWN
+        elif isinstance(stmt, cst.If):
+            self.exec_if(stmt, env, ctx)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            if isinstance(stmt, cst.For):
+                self.ev(stmt.iter, env, ctx)
+            else:
+                self.ev(stmt.test, env, ctx)
+            branch = env.copy()
+            if isinstance(stmt, cst.For):
+                self.assign(stmt.target, UNKNOWN, branch, ctx)
+            self.exec_block(stmt.body, branch, ctx)
+            branches = [env.copy(), branch]
+            if stmt.orelse is not None:
+                other = branch.copy()
+                self.exec_block(stmt.orelse.body, other, ctx)
+                branches.append(other)
+            env.merge_from(*branches)
+        elif isinstance(stmt, cst.Try) or type(stmt).__name__ == "TryStar":
+            self.exec_block(stmt.body, env, ctx)  # type: ignore[attr-defined]
+            branches = [env.copy()]
+            for h in stmt.handlers:  # type: ignore[attr-defined]
+                b = env.copy()
+                if h.name is not None:
+                    self.assign(h.name.name, UNKNOWN, b, ctx)
+                self.exec_block(h.body, b, ctx)
+                branches.append(b)
+            if stmt.orelse is not None:  # type: ignore[attr-defined]
+                self.exec_block(stmt.orelse.body, branches[0], ctx)  # type: ignore[attr-defined]
+            env.merge_from(*branches)
+            if stmt.finalbody is not None:  # type: ignore[attr-defined]
+                self.exec_block(stmt.finalbody.body, env, ctx)  # type: ignore[attr-defined]
+        elif isinstance(stmt, cst.With):
+            self.exec_with(stmt, env, ctx)
+        elif type(stmt).__name__ == "Match":
+            self.ev(stmt.subject, env, ctx)  # type: ignore[attr-defined]
+            branches = [env.copy()]
+            for case in stmt.cases:  # type: ignore[attr-defined]
+                b = env.copy()
+                self.exec_block(case.body, b, ctx)
+                branches.append(b)
+            env.merge_from(*branches)
+        return ctx
+
+    def exec_if(self, stmt: cst.If, env: Env, ctx: MeshCtx) -> None:
+        test = stmt.test
+        if (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+                and test.left.value == "__name__"):
+            # the script's entry point runs when the script runs: no join
+            self.exec_block(stmt.body, env, ctx)
+            return
+        self.ev(test, env, ctx)
+        a = env.copy()
+        self.exec_block(stmt.body, a, ctx)
+        b = env.copy()
+        if isinstance(stmt.orelse, cst.If):
+            self.exec_if(stmt.orelse, b, ctx)
+        elif isinstance(stmt.orelse, cst.Else):
+            self.exec_block(stmt.orelse.body, b, ctx)
+        env.merge_from(a, b)
+
+    def exec_with(self, stmt: cst.With, env: Env, ctx: MeshCtx) -> None:
+        inner = ctx
+        for item in stmt.items:
+            v = self.ev(item.item, env, ctx)
+            if isinstance(v, _MeshContextVal):
+                m = v.mesh if isinstance(v.mesh, MeshVal) else None
+                inner = MeshCtx(known=m is not None, mesh=m, bound_axes=ctx.bound_axes,
+                                manual_axes=ctx.manual_axes, shard_map=ctx.shard_map)
+                if m is None:
+                    inner = UNKNOWN_CTX
+            elif isinstance(v, MeshVal):
+                self.record("api_uses", ApiUse("jax.sharding.Mesh.__enter__", item.item, "with"))
+                inner = MeshCtx(known=True, mesh=v, bound_axes=ctx.bound_axes,
+                                manual_axes=ctx.manual_axes, shard_map=ctx.shard_map)
+            elif self._is_raises(item.item):
+                self.raises_blocks.append(stmt)
+            if item.asname is not None:
+                self.assign(item.asname.name, v if isinstance(v, MeshVal) else UNKNOWN, env, ctx)
+        self.exec_block(stmt.body, env, inner)
+
+    @staticmethod
+    def _is_raises(expr: cst.BaseExpression) -> bool:
+        if not isinstance(expr, cst.Call):
+            return False
+        f = expr.func
+        name = f.attr.value if isinstance(f, cst.Attribute) else (
+            f.value if isinstance(f, cst.Name) else "")
+        return name in ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesWithLiteralMatch",
+                        "assertWarns", "assertWarnsRegex", "assertRaisesRegexp")
+
+    def exec_def(self, stmt: cst.FunctionDef, env: Env, ctx: MeshCtx) -> None:
+        fv = FuncVal(stmt, stmt.name.value, env)
+        self.register(fv)
+        val: Value = fv
+        for d in reversed(stmt.decorators):
+            dec = self.ev(d.decorator, env, ctx)
+            val = self.apply_decorator(dec, val, d.decorator, env, ctx)
+        env.vars[stmt.name.value] = val
+
+    def apply_decorator(self, dec: Value, fn: Value, node: cst.CSTNode, env: Env,
+                        ctx: MeshCtx) -> Value:
+        if isinstance(dec, QualName):
+            name = api.canonical(dec.name)
+            if name in api.JITS:
+                return JitVal(fn, node)
+            if name in api.SHARD_MAPS or name in _BINDING_WRAPPERS:
+                return self.call_api(name, node, [_Arg(None, "", fn, node)], env, ctx)
+            return fn
+        if isinstance(dec, PartialVal) and isinstance(dec.func, QualName):
+            name = api.canonical(dec.func.name)
+            args = [_Arg(None, "", fn, node)] + [_Arg(None, "", a, node) for a in dec.args]
+            args += [_Arg(k, "", v, node) for k, v in dec.kwargs]
+            if name in api.JITS:
+                return JitVal(fn, node)
+            return self.call_api(name, node, args, env, ctx) if name in api.SHARD_MAPS else fn
+        if isinstance(dec, _ShardMapFactory):
+            args = [_Arg(None, "", fn, node)] + [_Arg(k, "", v, node) for k, v in dec.kwargs]
+            return self.call_api(dec.api, dec.node, args, env, ctx)
+        return fn
+
+    def exec_small(self, small: cst.CSTNode, env: Env, ctx: MeshCtx) -> MeshCtx:
+        if isinstance(small, cst.Assign):
+            v = self.ev(small.value, env, ctx)
+            for t in small.targets:
+                self.assign(t.target, v, env, ctx)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self.assign(small.target, self.ev(small.value, env, ctx), env, ctx)
+        elif isinstance(small, cst.AugAssign):
+            v = self.ev(small.value, env, ctx)
+            if isinstance(small.target, cst.Name):
+                cur = env.lookup(small.target.value)
+                op = type(small.operator).__name__.replace("Assign", "")
+                env.vars[small.target.value] = self.binop(op, cur, v, small, ctx)
+        elif isinstance(small, cst.Expr):
+            v = self.ev(small.value, env, ctx)
+            if isinstance(v, _MeshContextVal):
+                # jax.set_mesh(mesh) as a statement: the mesh is set from here on
+                m = v.mesh if isinstance(v.mesh, MeshVal) else None
+                if self.caller == "module" and m is not None:
+                    self.global_mesh = m
+                return MeshCtx(known=True, mesh=m, bound_axes=ctx.bound_axes,
+                               manual_axes=ctx.manual_axes, shard_map=ctx.shard_map) if m else UNKNOWN_CTX
+        elif isinstance(small, cst.Return):
+            v = self.ev(small.value, env, ctx) if small.value is not None else Const(None)
+            if self.returns is not None:
+                self.returns.append((small, v))
+        elif isinstance(small, cst.Import):
+            for alias in small.names:
+                full = _dotted(alias.name)
+                if alias.asname is not None:
+                    self.assign(alias.asname.name, self.import_value(full, alias), env, ctx)
+                else:
+                    top = full.split(".")[0]
+                    env.vars[top] = self.import_value(top, alias)
+        elif isinstance(small, cst.ImportFrom):
+            self.exec_import_from(small, env, ctx)
+        elif isinstance(small, (cst.Raise, cst.Assert, cst.Del)):
+            for child in small.children:
+                if isinstance(child, cst.BaseExpression):
+                    self.ev(child, env, ctx)
+        return ctx
+
+    def import_value(self, full: str, node: cst.CSTNode) -> Value:
+        if self.project is not None and self.project.has_module(full):
+            return ProjectModule(full)
+        return QualName(full)
+
+    def exec_import_from(self, small: cst.ImportFrom, env: Env, ctx: MeshCtx) -> None:
+        base = _dotted(small.module) if small.module is not None else ""
+        if small.relative:
+            pkg = self.module_name.split(".")
+            pkg = pkg[: max(0, len(pkg) - len(small.relative))]
+            base = ".".join(pkg + ([base] if base else []))
+        if isinstance(small.names, cst.ImportStar):
+            if self.project is not None and self.project.has_module(base):
+                menv = self.project.module_env(base, self)
+                if menv is not None:
+                    env.vars.update({k: v for k, v in menv.vars.items() if not k.startswith("_")})
+            return
+        for alias in small.names:
+            name = _dotted(alias.name)
+            target = alias.asname.name if alias.asname is not None else alias.name
+            full = f"{base}.{name}" if base else name
+            canon = api.canonical(full)
+            if canon in api.DEPRECATED:
+                self.record("api_uses", ApiUse(canon, alias, "import"))
+            value: Value
+            if self.project is not None and self.project.has_module(full):
+                value = ProjectModule(full)
+            elif self.project is not None and self.project.has_module(base):
+                menv = self.project.module_env(base, self)
+                value = menv.lookup(name) if menv is not None else UNKNOWN
+            else:
+                value = QualName(full)
+            self.assign(target, value, env, ctx)
+
+    def assign(self, target: cst.CSTNode, v: Value, env: Env, ctx: MeshCtx) -> None:
+        if isinstance(target, cst.Name):
+            env.vars[target.value] = v
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elems = target.elements
+            starred = any(isinstance(e, cst.StarredElement) for e in elems)
+            items = v.items if isinstance(v, TupleVal) and not starred and len(v.items) == len(elems) else None
+            for i, e in enumerate(elems):
+                t = e.value if isinstance(e, (cst.Element, cst.StarredElement)) else e
+                self.assign(t, items[i] if items is not None else UNKNOWN, env, ctx)
+        elif isinstance(target, (cst.Attribute, cst.Subscript)):
+            self.ev(target.value, env, ctx)
+
+    # -- expressions ---------------------------------------------------------------------
+    def ev(self, e: Optional[cst.CSTNode], env: Env, ctx: MeshCtx) -> Value:
+        if e is None:
+            return UNKNOWN
+        if isinstance(e, cst.Name):
+            if e.value in ("None", "True", "False"):
+                return Const({"None": None, "True": True, "False": False}[e.value])
+            return env.lookup(e.value)
+        if isinstance(e, cst.Attribute):
+            return self.attribute(e, env, ctx)
+        if isinstance(e, cst.Call):
+            return self.call(e, env, ctx)
+        if isinstance(e, cst.Integer):
+            try:
+                return Const(int(e.value.replace("_", ""), 0))
+            except ValueError:
+                return UNKNOWN
+        if isinstance(e, cst.Float):
+            try:
+                return Const(float(e.value.replace("_", "")))
+            except ValueError:
+                return UNKNOWN
+        if isinstance(e, cst.SimpleString):
+            try:
+                s = e.evaluated_value
+            except Exception:
+                return UNKNOWN
+            return Const(s) if isinstance(s, str) else UNKNOWN
+        if isinstance(e, cst.ConcatenatedString):
+            left, right = self.ev(e.left, env, ctx), self.ev(e.right, env, ctx)
+            if const_str(left) is not None and const_str(right) is not None:
+                return Const(const_str(left) + const_str(right))  # type: ignore[operator]
+            return UNKNOWN
+        if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
+            items: List[Value] = []
+            known = True
+            for el in e.elements:
+                v = self.ev(el.value, env, ctx)
+                if isinstance(el, cst.StarredElement):
+                    if isinstance(v, TupleVal):
+                        items.extend(v.items)
+                    else:
+                        known = False  # splicing something of unknown length
+                    continue
+                items.append(v)
+            return TupleVal(tuple(items), is_list=isinstance(e, cst.List)) if known else UNKNOWN
+        if isinstance(e, cst.Dict):
+            pairs = []
+            known = True
+            for el in e.elements:
+                v = self.ev(el.value, env, ctx)
+                k = self.ev(el.key, env, ctx) if isinstance(el, cst.DictElement) else UNKNOWN
+                if isinstance(k, Const):
+                    pairs.append((k.value, v))
+                else:
+                    known = False  # a computed key or a ** splice
+            return DictVal(tuple(pairs)) if known else UNKNOWN
+        if isinstance(e, cst.BinaryOperation):
+            left, right = self.ev(e.left, env, ctx), self.ev(e.right, env, ctx)
+            return self.binop(type(e.operator).__name__, left, right, e, ctx)
+        if isinstance(e, cst.UnaryOperation):
+            v = self.ev(e.expression, env, ctx)
+            if isinstance(e.operator, cst.Minus) and isinstance(v, Const) and isinstance(v.value, (int, float)):
+                return Const(-v.value)
+            return UNKNOWN
+        if isinstance(e, cst.Subscript):
+            return self.subscript(e, env, ctx)
+        if isinstance(e, cst.Lambda):
+            fv = FuncVal(e, "<lambda>", env)
+            self.register(fv)
+            return fv
+        if isinstance(e, cst.IfExp):
+            self.ev(e.test, env, ctx)
+            return join(self.ev(e.body, env, ctx), self.ev(e.orelse, env, ctx))
+        if isinstance(e, cst.NamedExpr):
+            v = self.ev(e.value, env, ctx)
+            self.assign(e.target, v, env, ctx)
+            return v
+        if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            cenv = Env(parent=env)
+            for f in _comp_fors(e.for_in):
+                self.ev(f.iter, cenv, ctx)
+                self.assign(f.target, UNKNOWN, cenv, ctx)
+            if isinstance(e, cst.DictComp):
+                self.ev(e.key, cenv, ctx)
+                self.ev(e.value, cenv, ctx)
+            else:
+                self.ev(e.elt, cenv, ctx)
+            return UNKNOWN
+        if isinstance(e, (cst.BooleanOperation, cst.Comparison)):
+            for child in e.children:
+                if isinstance(child, cst.BaseExpression):
+                    self.ev(child, env, ctx)
+                elif isinstance(child, cst.ComparisonTarget):
+                    self.ev(child.comparator, env, ctx)
+            return UNKNOWN
+        if isinstance(e, (cst.Await, cst.Yield)):
+            inner = getattr(e, "expression", None) or getattr(e, "value", None)
+            if isinstance(inner, cst.BaseExpression):
+                self.ev(inner, env, ctx)
+            return UNKNOWN
+        if isinstance(e, cst.FormattedString):
+            for part in e.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.ev(part.expression, env, ctx)
+            return UNKNOWN
+        if isinstance(e, cst.Ellipsis):
+            return Const(Ellipsis)
+        return UNKNOWN
+
+    def attribute(self, e: cst.Attribute, env: Env, ctx: MeshCtx) -> Value:
+        base = self.ev(e.value, env, ctx)
+        attr = e.attr.value
+        if isinstance(base, QualName):
+            name = api.canonical(f"{base.name}.{attr}")
+            if name in api.DEPRECATED:
+                self.record("api_uses", ApiUse(name, e, "reference"))
+            return QualName(name)
+        if isinstance(base, ProjectModule):
+            full = f"{base.name}.{attr}"
+            if self.project.has_module(full):
+                return ProjectModule(full)
+            menv = self.project.module_env(base.name, self)
+            return menv.lookup(attr) if menv is not None else UNKNOWN
+        if isinstance(base, MeshVal):
+            if attr == "axis_names" and base.names is not None:
+                return TupleVal(tuple(Const(n) for n in base.names))
+            if attr == "shape" and base.names is not None and base.sizes is not None:
+                return DictVal(tuple((n, Const(s) if s is not None else UNKNOWN)
+                                     for n, s in zip(base.names, base.sizes)))
+            if attr == "axis_sizes" and base.sizes is not None:
+                return TupleVal(tuple(Const(s) if s is not None else UNKNOWN for s in base.sizes))
+            if attr == "size" and base.sizes is not None and None not in base.sizes:
+                n = 1
+                for s in base.sizes:
+                    n *= s  # type: ignore[operator]
+                return Const(n)
+            return UNKNOWN
+        if isinstance(base, ArrayVal):
+            if attr == "shape" and base.shape is not None:
+                return TupleVal(tuple(Const(s) if s is not None else UNKNOWN for s in base.shape))
+            if attr == "ndim" and base.shape is not None:
+                return Const(len(base.shape))
+            if attr == "T" and base.shape is not None:
+                return ArrayVal(tuple(reversed(base.shape)), base.mesh, None, e)
+            return UNKNOWN
+        return UNKNOWN
+
+    def subscript(self, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
+        base = self.ev(e.value, env, ctx)
+        if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
+            for s in e.slice:
+                if isinstance(s.slice, cst.Index):
+                    self.ev(s.slice.value, env, ctx)
+                else:
+                    for part in (s.slice.lower, s.slice.upper, s.slice.step):
+                        self.ev(part, env, ctx)
+            if (len(e.slice) == 1 and isinstance(base, TupleVal)
+                    and isinstance(e.slice[0].slice, cst.Slice)):
+                sl = e.slice[0].slice
+                lo, hi, st = (self.ev(x, env, ctx) if x is not None else Const(None)
+                              for x in (sl.lower, sl.upper, sl.step))
+                if all(isinstance(x, Const) and (x.value is None or const_int(x) is not None)
+                       for x in (lo, hi, st)):
+                    return TupleVal(base.items[slice(lo.value, hi.value, st.value)])  # type: ignore[union-attr]
+            return UNKNOWN
+        idx = self.ev(e.slice[0].slice.value, env, ctx)
+        if isinstance(base, TupleVal) and const_int(idx) is not None:
+            i = const_int(idx)
+            if -len(base.items) <= i < len(base.items):  # type: ignore[operator]
+                return base.items[i]  # type: ignore[index]
+            return UNKNOWN
+        if isinstance(base, DictVal) and isinstance(idx, Const):
+            return base.get(idx.value)
+        return UNKNOWN
+
+    def binop(self, op: str, a: Value, b: Value, node: cst.CSTNode, ctx: MeshCtx) -> Value:
+        if isinstance(a, Const) and isinstance(b, Const):
+            x, y = a.value, b.value
+            try:
+                if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool):
+                    if op == "Add":
+                        return Const(x + y)
+                    if op == "Subtract":
+                        return Const(x - y)
+                    if op == "Multiply":
+                        return Const(x * y)
+                    if op == "FloorDivide" and y:
+                        return Const(x // y)
+                    if op == "Divide" and y:
+                        return Const(x / y)
+                    if op == "Modulo" and y:
+                        return Const(x % y)
+                    if op == "Power" and isinstance(y, int) and 0 <= y < 64:
+                        return Const(x ** y)
+                if isinstance(x, str) and isinstance(y, str) and op == "Add":
+                    return Const(x + y)
+            except Exception:
+                return UNKNOWN
+            return UNKNOWN
+        if isinstance(a, TupleVal) and op == "Multiply" and const_int(b) is not None and 0 <= const_int(b) < 64:  # type: ignore[operator]
+            return TupleVal(a.items * const_int(b), a.is_list)  # type: ignore[operator]
+        if isinstance(a, TupleVal) and isinstance(b, TupleVal) and op == "Add":
+            return TupleVal(a.items + b.items, a.is_list)
+        if isinstance(a, ArrayVal) and isinstance(b, ArrayVal) and op != "MatrixMultiply":
+            if a.mesh is not None and b.mesh is not None and a.mesh is not b.mesh:
+                if a.mesh.same_shape(b.mesh) is False:
+                    self.record("mesh_meets", MeshMeet(node, a.mesh, b.mesh,
+                                                       "an elementwise operation"))
+            return UNKNOWN
+        return UNKNOWN
+
+    # -- calls -------------------------------------------------------------------------------
+    def call(self, e: cst.Call, env: Env, ctx: MeshCtx) -> Value:
+        func = e.func
+        # methods on values the analyzer models
+        if isinstance(func, cst.Attribute):
+            base = self.ev(func.value, env, ctx)
+            meth = func.attr.value
+            args = self.eval_args(e, env, ctx)
+            if isinstance(base, QualName):
+                name = api.canonical(f"{base.name}.{meth}")
+                if name in api.DEPRECATED:
+                    self.record("api_uses", ApiUse(name, func, "call"))
+                return self.call_value(QualName(name), e, args, env, ctx)
+            if isinstance(base, ArrayVal):
+                return self.array_method(base, meth, args, e)
+            if meth in ("normal", "uniform", "standard_normal", "random", "integers"):
+                size = _kw(args, "size")
+                if size is not None and int_tuple(size) is not None:
+                    return ArrayVal(int_tuple(size), node=e)
+            callee = self.attribute(func, env, ctx) if not isinstance(base, (MeshVal,)) else UNKNOWN
+            return self.call_value(callee, e, args, env, ctx)
+        callee = self.ev(func, env, ctx)
+        return self.call_value(callee, e, self.eval_args(e, env, ctx), env, ctx)
+
+    def eval_args(self, e: cst.Call, env: Env, ctx: MeshCtx) -> List[_Arg]:
+        out = []
+        for a in e.args:
+            kw = a.keyword.value if a.keyword is not None else None
+            out.append(_Arg(kw, a.star, self.ev(a.value, env, ctx), a.value))
+        return out
+
+    def call_value(self, callee: Value, e: cst.Call, args: List[_Arg], env: Env,
+                   ctx: MeshCtx) -> Value:
+        if isinstance(callee, QualName):
+            return self.call_api(api.canonical(callee.name), e, args, env, ctx)
+        pos = tuple(a.value for a in args if a.keyword is None and not a.star)
+        kws = {a.keyword: a.value for a in args if a.keyword is not None}
+        if isinstance(callee, FuncVal):
+            self.pass_functions(args, ctx)
+            self.note_call(callee, ctx, pos)
+            return self.eval_return(callee, pos, kws, ctx)
+        if isinstance(callee, JitVal):
+            self.pass_functions(args, ctx)
+            self.note_call(callee.func, ctx, pos)
+            return self.eval_return(callee.func, pos, kws, ctx) if isinstance(callee.func, FuncVal) else UNKNOWN
+        if isinstance(callee, PartialVal):
+            if isinstance(callee.func, QualName):
+                merged = [_Arg(None, "", a, e) for a in callee.args] + list(args)
+                merged += [_Arg(k, "", v, e) for k, v in callee.kwargs]
+                return self.call_api(api.canonical(callee.func.name), e, merged, env, ctx)
+            self.note_call(callee, ctx, callee.args + pos)
+            inner = callee.func.func if isinstance(callee.func, JitVal) else callee.func
+            if isinstance(inner, FuncVal):
+                kws2 = dict(callee.kwargs)
+                kws2.update(kws)
+                return self.eval_return(inner, callee.args + pos, kws2, ctx)
+            return UNKNOWN
+        if isinstance(callee, ShardMapVal):
+            callee.event.call_args = pos
+            self.shard_map_call_shapes(callee.event, pos)
+            return UNKNOWN
+        if isinstance(callee, _ShardMapFactory):
+            merged = list(args) + [_Arg(k, "", v, e) for k, v in callee.kwargs]
+            return self.call_api(callee.api, callee.node, merged, env, ctx)
+        self.pass_functions(args, ctx)
+        return UNKNOWN
+
+    def pass_functions(self, args: List[_Arg], ctx: MeshCtx, bound: Optional[frozenset] = None) -> None:
+        """A function passed to a call may run in this context."""
+        for a in args:
+            v = a.value
+            if isinstance(v, (FuncVal, JitVal, PartialVal)):
+                c = ctx
+                if bound is not None:
+                    c = MeshCtx(ctx.known, ctx.mesh,
+                                None if ctx.bound_axes is None else ctx.bound_axes | bound,
+                                ctx.manual_axes, ctx.shard_map)
+                self.note_call(v, c, ())
+
+    def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict, ctx: MeshCtx) -> Value:
+        """The value a small helper returns for these arguments (no events recorded)."""
+        node = fv.node
+        if self.helper_depth >= _MAX_HELPER_DEPTH:
+            return UNKNOWN
+        if isinstance(node, cst.FunctionDef):
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+            if len(body) > _MAX_HELPER_STATEMENTS or any(
+                    isinstance(s, (cst.For, cst.While, cst.Try)) for s in body):
+                return UNKNOWN
+        key = (node, tuple(id(a) for a in args), tuple(sorted(kwargs)))
+        if not args and not kwargs and key in self._ret_cache:
+            return self._ret_cache[key]
+        saved = (self.cur, self.returns, self.caller)
+        self.cur, self.returns = None, []
+        self.helper_depth += 1
+        try:
+            env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
+            self.bind_params(node, env, ctx, args, kwargs)
+            if isinstance(node, cst.Lambda):
+                result = self.ev(node.body, env, ctx)
+            else:
+                self.exec_block(node.body, env, ctx)  # type: ignore[attr-defined]
+                rets = [v for _, v in self.returns]
+                result = rets[0] if rets else Const(None)
+                for r in rets[1:]:
+                    result = join(result, r)
+        except RecursionError:
+            result = UNKNOWN
+        finally:
+            self.helper_depth -= 1
+            self.cur, self.returns, self.caller = saved
+        if not args and not kwargs:
+            self._ret_cache[key] = result
+        return result
+
+    def array_method(self, base: ArrayVal, meth: str, args: List[_Arg], e: cst.Call) -> Value:
+        if meth == "reshape":
+            pos = [a.value for a in args if a.keyword is None]
+            shape = int_tuple(pos[0]) if len(pos) == 1 else tuple(const_int(p) for p in pos)
+            return ArrayVal(_resolve_reshape(base.shape, shape), node=e)
+        if meth in ("astype", "block_until_ready", "copy"):
+            return ArrayVal(base.shape, base.mesh, base.spec, e)
+        return UNKNOWN
+
+    # -- the JAX API ------------------------------------------------------------------------
+    def call_api(self, name: str, e: cst.CSTNode, args: List[_Arg], env: Env,
+                 ctx: MeshCtx) -> Value:
+        pos = [a.value for a in args if a.keyword is None and not a.star]
+        kw = {a.keyword: a for a in args if a.keyword is not None}
+        if name == api.PARTITION_SPEC:
+            return self.make_spec(args, e)
+        if name == api.NAMED_SHARDING:
+            mesh = _arg(pos, kw, 0, "mesh")
+            spec = _arg(pos, kw, 1, "spec")
+            if isinstance(spec, SpecVal):
+                self.record("spec_uses", SpecUse(spec, spec.node or e, "NamedSharding",
+                                                 mesh if isinstance(mesh, MeshVal) else None))
+            return ShardingVal(mesh, spec, e)
+        if name == api.MAKE_MESH:
+            return self.make_mesh(name, e, args, pos, kw, default_type=AxisType.Explicit)
+        if name == api.MESH:
+            return self.make_mesh(name, e, args, pos, kw, default_type=AxisType.Auto)
+        if name == api.ABSTRACT_MESH:
+            return self.make_mesh(name, e, args, pos, kw, default_type=AxisType.Auto)
+        if name == api.CREATE_DEVICE_MESH:
+            shape = int_tuple(_arg(pos, kw, 0, "mesh_shape"))
+            return ArrayVal(shape, node=e)
+        if name in api.MESH_CONTEXTS:
+            return _MeshContextVal(_arg(pos, kw, 0, "mesh"))
+        if name in api.SHARD_MAPS:
+            return self.shard_map(name, e, args, pos, kw, ctx)
+        if name in api.JITS:
+            f = _arg(pos, kw, 0, "fun")
+            if f is UNKNOWN and not pos:
+                return PartialVal(QualName(name), (), tuple((k, a.value) for k, a in kw.items()))
+            self.check_jit_shardings(kw, e, ctx)
+            return JitVal(f, e)
+        if name == api.PARTIAL:
+            if not pos:
+                return UNKNOWN
+            return PartialVal(pos[0], tuple(pos[1:]), tuple((k, a.value) for k, a in kw.items()))
+        if name == api.DEVICE_PUT:
+            return self.place(name, e, _arg(pos, kw, 0, "x"), _arg(pos, kw, 1, "device"),
+                              _arg_node(args, 1, "device"), ctx)
+        if name == api.WITH_SHARDING_CONSTRAINT:
+            return self.place(name, e, _arg(pos, kw, 0, "x"), _arg(pos, kw, 1, "shardings"),
+                              _arg_node(args, 1, "shardings"), ctx)
+        if name == api.RESHARD:
+            return self.place(name, e, _arg(pos, kw, 0, "xs"), _arg(pos, kw, 1, "out_shardings"),
+                              _arg_node(args, 1, "out_shardings"), ctx)
+        if name in api.COLLECTIVES:
+            idx = api.COLLECTIVES[name]
+            axes_v = _arg(pos, kw, idx, "axis_name")
+            axes = str_tuple(axes_v)
+            if axes is not None and self.cur is not None:
+                self.record("collectives", CollectiveCall(name, axes, e, ctx))  # type: ignore[arg-type]
+            return UNKNOWN
+        if name in _TRANSPARENT_WRAPPERS:
+            self.pass_functions(args, ctx)
+            return UNKNOWN
+        if name in _BINDING_WRAPPERS:
+            axis = const_str(kw["axis_name"].value) if "axis_name" in kw else None
+            self.pass_functions(args, ctx, frozenset([axis]) if axis else None)
+            return UNKNOWN
+        if name in api.ARRAY_CONSTRUCTORS:
+            i = api.ARRAY_CONSTRUCTORS[name]
+            shape = int_tuple(_arg(pos, kw, i, "shape"))
+            self.check_out_sharding(name, e, kw, shape, ctx)
+            return ArrayVal(shape, node=e)
+        if name in api.ARANGES:
+            nums = [p.value if isinstance(p, Const) and isinstance(p.value, (int, float))
+                    and not isinstance(p.value, bool) else None for p in pos[:3]]
+            n = None
+            if nums and None not in nums:
+                start, stop, step = ((0, nums[0], 1) if len(nums) == 1 else
+                                     (nums[0], nums[1], 1) if len(nums) == 2 else tuple(nums))
+                if step:
+                    n = max(0, math.ceil((stop - start) / step))
+            shape = (n,) if n is not None else None
+            self.check_out_sharding(name, e, kw, shape, ctx)
+            return ArrayVal(shape, node=e)
+        if name in ("numpy.random.randn", "numpy.random.rand"):
+            return ArrayVal(tuple(const_int(p) for p in pos), node=e)
+        if name.startswith("numpy.random.") and "size" in kw:
+            return ArrayVal(int_tuple(kw["size"].value), node=e)
+        if name in ("jax.numpy.reshape", "numpy.reshape") and len(pos) >= 2 and isinstance(pos[0], ArrayVal):
+            return ArrayVal(_resolve_reshape(pos[0].shape, int_tuple(pos[1])), node=e)
+        if name in ("jax.numpy.array", "numpy.array", "jax.numpy.asarray", "numpy.asarray"):
+            shape = _literal_shape(pos[0]) if pos else None
+            if pos and isinstance(pos[0], ArrayVal):
+                shape = pos[0].shape
+            return ArrayVal(shape, node=e) if shape is not None else UNKNOWN
+        if name in ("jax.numpy.zeros_like", "jax.numpy.ones_like", "numpy.zeros_like",
+                    "numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like"):
+            if pos and isinstance(pos[0], ArrayVal):
+                return ArrayVal(pos[0].shape, node=e)
+            return UNKNOWN
+        if name in ("jax.numpy.dot", "jax.numpy.matmul", "jax.numpy.einsum", "jax.lax.dot_general",
+                    "jax.lax.dot", "jax.numpy.tensordot"):
+            self.pass_functions(args, ctx)
+            self.check_out_sharding(name, e, kw, None, ctx)
+            return UNKNOWN
+        if name == "jax.sharding.AxisType" or name.startswith("jax.sharding.AxisType."):
+            return QualName(name)
+        if kw.get("out_sharding") is not None:
+            self.check_out_sharding(name, e, kw, None, ctx)
+        self.pass_functions(args, ctx)
+        return UNKNOWN
+
+    def make_spec(self, args: List[_Arg], e: cst.CSTNode) -> SpecVal:
+        entries: List[Any] = []
+        complete = True
+        unreduced: Tuple[Optional[str], ...] = ()
+        reduced: Tuple[Optional[str], ...] = ()
+        for a in args:
+            if a.keyword in ("unreduced", "reduced"):
+                t = str_tuple(a.value)
+                if t is None:
+                    complete = False
+                elif a.keyword == "unreduced":
+                    unreduced = t
+                else:
+                    reduced = t
+                continue
+            if a.keyword is not None:
+                continue
+            if a.star:
+                if isinstance(a.value, TupleVal):
+                    entries.extend(_spec_entry(v) for v in a.value.items)
+                else:
+                    complete = False
+                continue
+            entries.append(_spec_entry(a.value))
+        return SpecVal(tuple(entries), unreduced, reduced, e, complete)
+
+    def make_mesh(self, name: str, e: cst.CSTNode, args: List[_Arg], pos: list, kw: dict,
+                  default_type: AxisType) -> MeshVal:
+        if name == api.MAKE_MESH:
+            sizes = int_tuple(_arg(pos, kw, 0, "axis_shapes"))
+            names_v, names_node = _arg(pos, kw, 1, "axis_names"), _arg_node(args, 1, "axis_names")
+            types_v = _arg(pos, kw, 2, "axis_types")
+        elif name == api.MESH:
+            dev = _arg(pos, kw, 0, "devices")
+            sizes = dev.shape if isinstance(dev, ArrayVal) else None
+            names_v, names_node = _arg(pos, kw, 1, "axis_names"), _arg_node(args, 1, "axis_names")
+            types_v = _arg(pos, kw, 2, "axis_types")
+        else:  # AbstractMesh(axis_sizes, axis_names, axis_types=None)
+            sizes = int_tuple(_arg(pos, kw, 0, "axis_sizes"))
+            names_v, names_node = _arg(pos, kw, 1, "axis_names"), _arg_node(args, 1, "axis_names")
+            types_v = _arg(pos, kw, 2, "axis_types")
+        names = str_tuple(names_v)
+        if names is not None and None in names:
+            names = None
+        types: Optional[Tuple[AxisType, ...]]
+        if types_v is UNKNOWN and not _has(args, 2, "axis_types"):
+            types = (default_type,) * len(names) if names is not None else None
+        elif isinstance(types_v, Const) and types_v.value is None:
+            types = (default_type,) * len(names) if names is not None else None
+        else:
+            types = _axis_types(types_v, len(names) if names is not None else None)
+        if sizes is not None and names is not None and len(sizes) != len(names):
+            sizes = None
+        origin = name.rsplit(".", 1)[-1]
+        if names is not None and (sizes is None or None in sizes):
+            declared = self.config_meshes.get(tuple(names))  # type: ignore[arg-type]
+            if declared is not None:
+                sizes = declared.sizes
+                origin = declared.origin
+        mesh = MeshVal(names, sizes, types, e, origin)  # type: ignore[arg-type]
+        self.record("meshes", MeshMade(mesh, e, names_node, name))  # type: ignore[arg-type]
+        return mesh
+
+    def context_mesh(self, ctx: MeshCtx) -> Optional[MeshVal]:
+        return ctx.mesh if ctx.known else None
+
+    def place(self, name: str, e: cst.CSTNode, x: Value, target: Value,
+              target_node: Optional[cst.CSTNode], ctx: MeshCtx) -> Value:
+        """device_put / with_sharding_constraint / reshard of ``x`` onto ``target``."""
+        what = {api.DEVICE_PUT: "device_put", api.WITH_SHARDING_CONSTRAINT:
+                "with_sharding_constraint", api.RESHARD: "reshard"}[name]
+        return self._place_tree(name, what, e, x, target, ctx)
+
+    def _place_tree(self, name: str, what: str, e: cst.CSTNode, x: Value, target: Value,
+                    ctx: MeshCtx) -> Value:
+        if isinstance(target, (TupleVal, DictVal)):
+            if isinstance(target, DictVal) and isinstance(x, DictVal):
+                return DictVal(tuple((k, self._place_tree(name, what, e, x.get(k), v, ctx))
+                                     for k, v in target.items))
+            if isinstance(target, TupleVal) and isinstance(x, TupleVal) and len(x.items) == len(target.items):
+                return TupleVal(tuple(self._place_tree(name, what, e, xi, ti, ctx)
+                                      for xi, ti in zip(x.items, target.items)))
+            for _, v in (target.items if isinstance(target, DictVal) else enumerate(target.items)):
+                self._place_tree(name, what, e, UNKNOWN, v, ctx)
+            return UNKNOWN
+        shape = x.shape if isinstance(x, ArrayVal) else None
+        if isinstance(target, SpecVal):
+            mesh = self.context_mesh(ctx)
+            if ctx.known and ctx.mesh is None:
+                self.record("needs_mesh", NeedsMesh(target.node or e, f"{what} with a bare "
+                                                    "PartitionSpec", ctx))
+            self.record("spec_uses", SpecUse(target, target.node or e, what, mesh, shape,
+                                             from_context=True, manual_axes=ctx.manual_axes))
+            if name == api.RESHARD and mesh is not None:
+                self.record("axis_typed", AxisTypedUse(target.node or e, what, target, mesh,
+                                                       ctx.manual_axes))
+            return ArrayVal(shape, mesh, target, e)
+        if isinstance(target, ShardingVal) and isinstance(target.spec, SpecVal):
+            mesh = target.mesh if isinstance(target.mesh, MeshVal) else None
+            if shape is not None:
+                self.record("spec_uses", SpecUse(target.spec, target.spec.node or e, what, mesh,
+                                                 shape))
+            return ArrayVal(shape, mesh, target.spec, e)
+        return ArrayVal(shape, node=e) if shape is not None else UNKNOWN
+
+    def check_out_sharding(self, name: str, e: cst.CSTNode, kw: dict, shape: Any,
+                           ctx: MeshCtx) -> None:
+        for key in ("out_sharding", "device"):
+            a = kw.get(key)
+            if a is None:
+                continue
+            v = a.value
+            short = name.rsplit(".", 1)[-1]
+            if isinstance(v, SpecVal):
+                mesh = self.context_mesh(ctx)
+                if ctx.known and ctx.mesh is None:
+                    self.record("needs_mesh", NeedsMesh(v.node or a.node, f"{short}({key}=) with "
+                                                       "a bare PartitionSpec", ctx))
+                self.record("spec_uses", SpecUse(v, v.node or a.node, f"{short}({key}=)", mesh,
+                                                 shape, from_context=True, manual_axes=ctx.manual_axes))
+                if mesh is not None and key == "out_sharding":
+                    self.record("axis_typed", AxisTypedUse(v.node or a.node, f"{short}(out_sharding=)",
+                                                           v, mesh, ctx.manual_axes))
+            elif isinstance(v, ShardingVal) and isinstance(v.spec, SpecVal) and shape is not None:
+                mesh = v.mesh if isinstance(v.mesh, MeshVal) else None
+                self.record("spec_uses", SpecUse(v.spec, v.spec.node or a.node, f"{short}({key}=)",
+                                                 mesh, shape))
+
+    def check_jit_shardings(self, kw: dict, e: cst.CSTNode, ctx: MeshCtx) -> None:
+        for key in ("in_shardings", "out_shardings"):
+            a = kw.get(key)
+            if a is None:
+                continue
+            for spec in _spec_leaves(a.value):
+                self.record("spec_uses", SpecUse(spec, spec.node or a.node, f"jax.jit({key}=)",
+                                                 self.context_mesh(ctx), from_context=True))
+
+    def shard_map(self, name: str, e: cst.CSTNode, args: List[_Arg], pos: list, kw: dict,
+                  ctx: MeshCtx) -> Value:
+        experimental = name == api.SHARD_MAP_EXPERIMENTAL
+        if "check_rep" in kw and not experimental:
+            self.record("api_uses", ApiUse("jax.shard_map", kw["check_rep"].node, "keyword", "check_rep"))
+        if "check_vma" in kw and experimental:
+            self.record("api_uses", ApiUse(name, kw["check_vma"].node, "keyword", "check_vma"))
+        f = _arg(pos, kw, 0, "f")
+        if experimental:
+            mesh_v = _arg(pos, kw, 1, "mesh")
+            in_specs = _arg(pos, kw, 2, "in_specs")
+            out_specs = _arg(pos, kw, 3, "out_specs")
+            check = kw.get("check_rep")
+        else:
+            if not pos and "f" not in kw:
+                return _ShardMapFactory(name, tuple((k, a.value) for k, a in kw.items()), e)  # type: ignore[arg-type]
+            mesh_v = kw["mesh"].value if "mesh" in kw else UNKNOWN
+            in_specs = kw["in_specs"].value if "in_specs" in kw else UNKNOWN
+            out_specs = kw["out_specs"].value if "out_specs" in kw else UNKNOWN
+            check = kw.get("check_vma")
+        explicit = isinstance(mesh_v, MeshVal)
+        has_mesh_arg = experimental or "mesh" in kw
+        mesh = mesh_v if explicit else (None if has_mesh_arg else self.context_mesh(ctx))
+        if not has_mesh_arg and ctx.known and ctx.mesh is None:
+            self.record("needs_mesh", NeedsMesh(e, "jax.shard_map without mesh=", ctx))
+        if explicit and ctx.known and ctx.mesh is not None and ctx.mesh is not mesh_v:
+            if ctx.mesh.same_shape(mesh_v) is False:  # type: ignore[arg-type]
+                self.record("mesh_meets", MeshMeet(kw["mesh"].node if "mesh" in kw else e,
+                                                   mesh_v, ctx.mesh, "jax.shard_map(mesh=)"))  # type: ignore[arg-type]
+        # axis_names: the manual axes (all mesh axes when not given); None when unknown
+        axis_names: Optional[frozenset] = None
+        axis_names_unknown = False
+        if "axis_names" in kw:
+            t = str_tuple(kw["axis_names"].value)
+            if t is not None and None not in t:
+                axis_names = frozenset(t)  # type: ignore[arg-type]
+            else:
+                axis_names_unknown = True
+        check_vma = None
+        if check is not None and isinstance(check.value, Const):
+            check_vma = bool(check.value.value)
+        elif check is None:
+            check_vma = True
+        event = ShardMapCall(e, name, f, in_specs, out_specs, mesh, explicit, ctx,  # type: ignore[arg-type]
+                             axis_names, check_vma)
+        manual = None if axis_names_unknown else event.manual_axes
+        for label, specs in (("shard_map in_specs", in_specs), ("shard_map out_specs", out_specs)):
+            for spec in _spec_leaves(specs):
+                self.record("spec_uses", SpecUse(spec, spec.node or e, label, mesh,
+                                                 from_context=not explicit))
+        self.record("shard_maps", event)
+        if mesh is not None and manual is not None:
+            bound = (ctx.bound_axes | manual) if ctx.bound_axes is not None else manual
+            body_ctx = MeshCtx(True, mesh, bound, ctx.manual_axes | manual, event)
+        else:
+            body_ctx = MeshCtx(False, None, None, ctx.manual_axes, event)
+        self.note_call(f, body_ctx, ())
+        return ShardMapVal(f, event)
+
+    def shard_map_call_shapes(self, event: ShardMapCall, args: tuple) -> None:
+        specs = event.in_specs
+        if isinstance(specs, SpecVal):
+            pairs = [(specs, a) for a in args]
+        elif isinstance(specs, TupleVal) and len(specs.items) == len(args):
+            pairs = list(zip(specs.items, args))
+        else:
+            return
+        for spec, a in pairs:
+            if isinstance(spec, SpecVal) and isinstance(a, ArrayVal) and a.shape is not None:
+                self.record("spec_uses", SpecUse(spec, spec.node or event.node,
+                                                 "shard_map in_specs (at the call)", event.mesh,
+                                                 a.shape, from_context=not event.explicit_mesh))
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _dotted(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _comp_fors(f: Any) -> List[Any]:
+    out = []
+    while f is not None:
+        out.append(f)
+        f = f.inner_for_in
+    return out
+
+
+def _arg(pos: list, kw: dict, i: int, name: str) -> Value:
+    if name in kw:
+        return kw[name].value
+    return pos[i] if i < len(pos) else UNKNOWN
+
+
+def _has(args: List[_Arg], i: int, name: str) -> bool:
+    positional = [a for a in args if a.keyword is None and not a.star]
+    return any(a.keyword == name for a in args) or i < len(positional)
+
+
+def _arg_node(args: List[_Arg], i: int, name: str) -> Optional[cst.CSTNode]:
+    for a in args:
+        if a.keyword == name:
+            return a.node
+    positional = [a for a in args if a.keyword is None and not a.star]
+    return positional[i].node if i < len(positional) else None
+
+
+def _kw(args: List[_Arg], name: str) -> Optional[Value]:
+    for a in args:
+        if a.keyword == name:
+            return a.value
+    return None
+
+
+def _spec_entry(v: Value) -> Any:
+    if isinstance(v, Const):
+        if v.value is None:
+            return None
+        if isinstance(v.value, str):
+            return (v.value,)
+        return UNKNOWN
+    if isinstance(v, TupleVal):
+        return tuple(const_str(i) for i in v.items)
+    return UNKNOWN
+
+
+def _spec_leaves(v: Value) -> List[SpecVal]:
+    if isinstance(v, SpecVal):
+        return [v]
+    if isinstance(v, ShardingVal) and isinstance(v.spec, SpecVal):
+        return []  # checked where the NamedSharding was made
+    if isinstance(v, TupleVal):
+        return [s for i in v.items for s in _spec_leaves(i)]
+    if isinstance(v, DictVal):
+        return [s for _, i in v.items for s in _spec_leaves(i)]
+    return []
+
+
+def _axis_types(v: Value, n: Optional[int]) -> Optional[Tuple[AxisType, ...]]:
+    def one(x: Value) -> Optional[AxisType]:
+        if isinstance(x, QualName) and x.name.startswith("jax.sharding.AxisType."):
+            return _AXIS_TYPES.get(x.name.rsplit(".", 1)[-1])
+        return None
+    if isinstance(v, TupleVal):
+        out = tuple(one(i) for i in v.items)
+        return None if None in out else out  # type: ignore[return-value]
+    t = one(v)
+    if t is not None and n is not None:
+        return (t,) * n
+    return None
+
+
+def _resolve_reshape(old: Optional[tuple], new: Optional[tuple]) -> Optional[tuple]:
+    if new is None:
+        return None
+    if -1 in new and old is not None and None not in old and new.count(-1) == 1 and None not in new:
+        total = 1
+        for s in old:
+            total *= s
+        rest = 1
+        for s in new:
+            if s != -1:
+                rest *= s
+        if rest and total % rest == 0:
+            return tuple(total // rest if s == -1 else s for s in new)
+        return None
+    return None if -1 in new else new
+
+
+def _literal_shape(v: Value) -> Optional[tuple]:
+    if isinstance(v, Const) and isinstance(v.value, (int, float, bool)):
+        return ()
+    if isinstance(v, TupleVal):
+        if not v.items:
+            return (0,)
+        inner = [_literal_shape(i) for i in v.items]
+        if any(s is None for s in inner) or len(set(inner)) != 1:
+            return None
+        return (len(v.items),) + inner[0]  # type: ignore[operator]
+    return None
