@@ -82,6 +82,9 @@ class ShardMapCall:
     check_vma: Optional[bool]
     call_args: Optional[Tuple[Value, ...]] = None
     returns: list = field(default_factory=list)  # [(return node, Value)] of the body
+    has_mesh_arg: bool = False  # mesh= was passed (maybe with a value we cannot resolve)
+    axis_names_unknown: bool = False  # axis_names= was passed with a value we cannot resolve
+    mesh_node: Optional[cst.CSTNode] = None  # where mesh= is written
 
     @property
     def manual_axes(self) -> Optional[FrozenSet[str]]:

@@ -59,8 +59,8 @@ class ShardRule:
     @classmethod
     def summary(cls) -> str:
         doc = cls.docs()
-        after = doc.split("## What it does", 1)[-1].strip().splitlines()
-        return after[0] if after else ""
+        after = doc.split("## What it does", 1)[-1].strip().split("\n\n")[0]
+        return " ".join(line.strip() for line in after.splitlines())
 
     @classmethod
     def explain(cls) -> str:

@@ -34,6 +34,11 @@ _TRANSPARENT_WRAPPERS = ("jax.grad", "jax.value_and_grad", "jax.checkpoint", "ja
                          "jax.lax.cond", "jax.lax.switch", "jax.lax.map", "jax.tree.map",
                          "jax.tree_util.tree_map")
 _BINDING_WRAPPERS = ("jax.vmap", "jax.pmap", "jax.experimental.maps.xmap")
+# Decorators that return a function called exactly like the one they wrap.
+_TRANSPARENT_DECORATORS = ("staticmethod", "classmethod", "functools.wraps", "functools.cache",
+                           "functools.lru_cache", "functools.cached_property", "property",
+                           "typing.overload", "sharding_types.check_shardings",
+                           "jax.named_scope", "contextlib.contextmanager")
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,7 +146,7 @@ class SemanticModel:
         self.module_events = _Events()
         self.cur: Optional[_Events] = self.module_events
         self.caller: Any = "module"
-        self.global_mesh: Optional[MeshVal] = None
+        self.global_meshes: List[MeshVal] = []
         self.returns: Optional[List[Tuple[cst.CSTNode, Value]]] = None
         self.helper_depth = 0
         self.raises_blocks: List[cst.With] = []
@@ -175,8 +180,10 @@ class SemanticModel:
 
     def default_ctx(self) -> MeshCtx:
         """The context of a function no call in this file tells us about."""
-        if self.global_mesh is not None:
-            return MeshCtx(known=True, mesh=self.global_mesh, bound_axes=None)
+        if len(self.global_meshes) == 1:  # one module-level jax.set_mesh(mesh)
+            return MeshCtx(known=True, mesh=self.global_meshes[0], bound_axes=None)
+        if self.global_meshes:  # several: which one a later call sees is unknown
+            return UNKNOWN_CTX
         if self.default_mesh is not None:  # [tool.shardcheck] default-mesh
             return MeshCtx(known=True, mesh=self.default_mesh, bound_axes=None)
         return UNKNOWN_CTX
@@ -414,18 +421,27 @@ class SemanticModel:
                 return JitVal(fn, node)
             if name in api.SHARD_MAPS or name in _BINDING_WRAPPERS:
                 return self.call_api(name, node, [_Arg(None, "", fn, node)], env, ctx)
-            return fn
+            if name in _TRANSPARENT_DECORATORS or name in _TRANSPARENT_WRAPPERS:
+                return fn
+            return self.opaque(fn, ctx)
         if isinstance(dec, PartialVal) and isinstance(dec.func, QualName):
             name = api.canonical(dec.func.name)
             args = [_Arg(None, "", fn, node)] + [_Arg(None, "", a, node) for a in dec.args]
             args += [_Arg(k, "", v, node) for k, v in dec.kwargs]
             if name in api.JITS:
                 return JitVal(fn, node)
-            return self.call_api(name, node, args, env, ctx) if name in api.SHARD_MAPS else fn
+            if name in api.SHARD_MAPS:
+                return self.call_api(name, node, args, env, ctx)
+            return fn if name in _TRANSPARENT_DECORATORS else self.opaque(fn, ctx)
         if isinstance(dec, _ShardMapFactory):
             args = [_Arg(None, "", fn, node)] + [_Arg(k, "", v, node) for k, v in dec.kwargs]
             return self.call_api(dec.api, dec.node, args, env, ctx)
-        return fn
+        return self.opaque(fn, ctx)
+
+    def opaque(self, fn: Value, ctx: MeshCtx) -> Value:
+        """An unknown decorator: it may change the signature, call fn anywhere, bind axes."""
+        self.pass_functions([_Arg(None, "", fn, None)], ctx)  # type: ignore[arg-type]
+        return UNKNOWN
 
     def exec_small(self, small: cst.CSTNode, env: Env, ctx: MeshCtx) -> MeshCtx:
         if isinstance(small, cst.Assign):
@@ -447,7 +463,7 @@ class SemanticModel:
                 # jax.set_mesh(mesh) as a statement: the mesh is set from here on
                 m = v.mesh if isinstance(v.mesh, MeshVal) else None
                 if self.caller == "module" and m is not None:
-                    self.global_mesh = m
+                    self.global_meshes.append(m)
                 return MeshCtx(known=True, mesh=m, bound_axes=ctx.bound_axes,
                                manual_axes=ctx.manual_axes, shard_map=ctx.shard_map) if m else UNKNOWN_CTX
         elif isinstance(small, cst.Return):
@@ -772,6 +788,9 @@ class SemanticModel:
             return self.eval_return(callee, pos, kws, ctx)
         if isinstance(callee, JitVal):
             self.pass_functions(args, ctx)
+            if isinstance(callee.func, ShardMapVal):
+                self.call_shard_map(callee.func, ctx, pos, e)
+                return UNKNOWN
             self.note_call(callee.func, ctx, pos)
             return self.eval_return(callee.func, pos, kws, ctx) if isinstance(callee.func, FuncVal) else UNKNOWN
         if isinstance(callee, PartialVal):
@@ -787,8 +806,7 @@ class SemanticModel:
                 return self.eval_return(inner, callee.args + pos, kws2, ctx)
             return UNKNOWN
         if isinstance(callee, ShardMapVal):
-            callee.event.call_args = pos
-            self.shard_map_call_shapes(callee.event, pos)
+            self.call_shard_map(callee, ctx, pos, e)
             return UNKNOWN
         if isinstance(callee, _ShardMapFactory):
             merged = list(args) + [_Arg(k, "", v, e) for k, v in callee.kwargs]
@@ -796,17 +814,30 @@ class SemanticModel:
         self.pass_functions(args, ctx)
         return UNKNOWN
 
-    def pass_functions(self, args: List[_Arg], ctx: MeshCtx, bound: Optional[frozenset] = None) -> None:
-        """A function passed to a call may run in this context."""
+    def pass_functions(self, args: List[_Arg], ctx: MeshCtx, bound: Optional[frozenset] = None,
+                       opaque: bool = True) -> None:
+        """A function passed to a call may run in this context.
+
+        ``opaque``: the callee is not a JAX transformation the analyzer knows, so it may
+        bind axis names itself (pallas_call, core_map, a user's mapper): the function's
+        bound axes become unknown. ``bound``: axis names the callee binds (vmap's).
+        """
         for a in args:
             v = a.value
-            if isinstance(v, (FuncVal, JitVal, PartialVal)):
-                c = ctx
-                if bound is not None:
+            if isinstance(v, (FuncVal, JitVal, PartialVal, ShardMapVal)):
+                if opaque:
+                    # it may set a mesh (a test's with_explicit_mesh) or bind axes (pallas_call)
+                    c = UNKNOWN_CTX
+                elif bound is not None:
                     c = MeshCtx(ctx.known, ctx.mesh,
                                 None if ctx.bound_axes is None else ctx.bound_axes | bound,
                                 ctx.manual_axes, ctx.shard_map)
-                self.note_call(v, c, ())
+                else:
+                    c = ctx
+                if isinstance(v, ShardMapVal):
+                    self.call_shard_map(v, ctx, None, a.node)
+                else:
+                    self.note_call(v, c, ())
 
     def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict, ctx: MeshCtx) -> Value:
         """The value a small helper returns for these arguments (no events recorded)."""
@@ -907,11 +938,16 @@ class SemanticModel:
                 self.record("collectives", CollectiveCall(name, axes, e, ctx))  # type: ignore[arg-type]
             return UNKNOWN
         if name in _TRANSPARENT_WRAPPERS:
-            self.pass_functions(args, ctx)
+            self.pass_functions(args, ctx, opaque=False)
             return UNKNOWN
         if name in _BINDING_WRAPPERS:
             axis = const_str(kw["axis_name"].value) if "axis_name" in kw else None
-            self.pass_functions(args, ctx, frozenset([axis]) if axis else None)
+            if axis is not None:
+                self.pass_functions(args, ctx, frozenset([axis]), opaque=False)
+            elif "axis_name" in kw or len(pos) > 1:
+                self.pass_functions(args, ctx)  # an axis name we cannot read
+            else:
+                self.pass_functions(args, ctx, opaque=False)
             return UNKNOWN
         if name in api.ARRAY_CONSTRUCTORS:
             i = api.ARRAY_CONSTRUCTORS[name]
@@ -1117,13 +1153,6 @@ class SemanticModel:
             check = kw.get("check_vma")
         explicit = isinstance(mesh_v, MeshVal)
         has_mesh_arg = experimental or "mesh" in kw
-        mesh = mesh_v if explicit else (None if has_mesh_arg else self.context_mesh(ctx))
-        if not has_mesh_arg and ctx.known and ctx.mesh is None:
-            self.record("needs_mesh", NeedsMesh(e, "jax.shard_map without mesh=", ctx))
-        if explicit and ctx.known and ctx.mesh is not None and ctx.mesh is not mesh_v:
-            if ctx.mesh.same_shape(mesh_v) is False:  # type: ignore[arg-type]
-                self.record("mesh_meets", MeshMeet(kw["mesh"].node if "mesh" in kw else e,
-                                                   mesh_v, ctx.mesh, "jax.shard_map(mesh=)"))  # type: ignore[arg-type]
         # axis_names: the manual axes (all mesh axes when not given); None when unknown
         axis_names: Optional[frozenset] = None
         axis_names_unknown = False
@@ -1138,21 +1167,63 @@ class SemanticModel:
             check_vma = bool(check.value.value)
         elif check is None:
             check_vma = True
-        event = ShardMapCall(e, name, f, in_specs, out_specs, mesh, explicit, ctx,  # type: ignore[arg-type]
-                             axis_names, check_vma)
-        manual = None if axis_names_unknown else event.manual_axes
-        for label, specs in (("shard_map in_specs", in_specs), ("shard_map out_specs", out_specs)):
-            for spec in _spec_leaves(specs):
-                self.record("spec_uses", SpecUse(spec, spec.node or e, label, mesh,
-                                                 from_context=not explicit))
+        event = ShardMapCall(e, name, f, in_specs, out_specs, mesh_v if explicit else None,  # type: ignore[arg-type]
+                             explicit, ctx, axis_names, check_vma,
+                             has_mesh_arg=has_mesh_arg, axis_names_unknown=axis_names_unknown,
+                             mesh_node=kw["mesh"].node if "mesh" in kw else e)
         self.record("shard_maps", event)
-        if mesh is not None and manual is not None:
-            bound = (ctx.bound_axes | manual) if ctx.bound_axes is not None else manual
+        val = ShardMapVal(f, event)
+        if explicit:
+            self.activate_shard_map(event, mesh_v, ctx)  # type: ignore[arg-type]
+        elif has_mesh_arg:  # mesh= given but unknown
+            self.activate_shard_map(event, None, UNKNOWN_CTX)
+        else:
+            # Without mesh=, JAX takes the context mesh when the shard_map is *called*:
+            # the specs and the body are checked at each call (see call_shard_map).
+            for label, specs in (("shard_map in_specs", in_specs), ("shard_map out_specs", out_specs)):
+                for spec in _spec_leaves(specs):
+                    self.record("spec_uses", SpecUse(spec, spec.node or e, label, None))
+        return val
+
+    def activate_shard_map(self, event: ShardMapCall, mesh: Optional[MeshVal], ctx: MeshCtx) -> None:
+        """Check the specs against ``mesh`` and analyze the body under its manual axes."""
+        if mesh is not None and not event.explicit_mesh:
+            event.mesh = mesh
+        manual = None if event.axis_names_unknown else (
+            event.axis_names if event.axis_names is not None else
+            (frozenset(mesh.names) if mesh is not None and mesh.names is not None else None))
+        for label, specs in (("shard_map in_specs", event.in_specs),
+                             ("shard_map out_specs", event.out_specs)):
+            for spec in _spec_leaves(specs):
+                self.record("spec_uses", SpecUse(spec, spec.node or event.node, label, mesh,
+                                                 from_context=not event.explicit_mesh))
+        if mesh is not None and manual is not None and ctx.known:
+            bound = (ctx.bound_axes | manual) if ctx.bound_axes is not None else None
             body_ctx = MeshCtx(True, mesh, bound, ctx.manual_axes | manual, event)
+        elif mesh is not None and manual is not None:
+            body_ctx = MeshCtx(True, mesh, None, ctx.manual_axes | manual, event)
         else:
             body_ctx = MeshCtx(False, None, None, ctx.manual_axes, event)
-        self.note_call(f, body_ctx, ())
-        return ShardMapVal(f, event)
+        self.note_call(event.func, body_ctx, ())
+
+    def call_shard_map(self, val: ShardMapVal, ctx: MeshCtx, args: Optional[tuple],
+                       node: Optional[cst.CSTNode]) -> None:
+        """``val`` is called (or may be) in context ``ctx``."""
+        event = val.event
+        if args is not None:
+            event.call_args = args
+        if event.explicit_mesh:
+            if ctx.known and ctx.mesh is not None and ctx.mesh is not event.mesh:
+                if ctx.mesh.same_shape(event.mesh) is False:  # type: ignore[arg-type]
+                    self.record("mesh_meets", MeshMeet(event.mesh_node, event.mesh, ctx.mesh,  # type: ignore[arg-type]
+                                                       "jax.shard_map(mesh=)"))
+        elif not event.has_mesh_arg:
+            if ctx.known and ctx.mesh is None:
+                self.record("needs_mesh", NeedsMesh(event.node, "jax.shard_map without mesh=", ctx))
+            self.activate_shard_map(event, ctx.mesh if ctx.known else None,
+                                    ctx if ctx.known else UNKNOWN_CTX)
+        if args is not None:
+            self.shard_map_call_shapes(event, args)
 
     def shard_map_call_shapes(self, event: ShardMapCall, args: tuple) -> None:
         specs = event.in_specs

@@ -1,15 +1,32 @@
-"""The ``shardcheck`` command. Thin: parse arguments, call the library, print, exit.
+"""The ``shardcheck`` command. Thin: parse arguments, load config, call the library, print.
 
-Exit codes: 0 fine, 1 findings (or an invalid type for ``parse``), 2 usage error.
+    shardcheck PATH...            same as `shardcheck check PATH...`
+    shardcheck explain SC101      a rule's docs (code or name)
+    shardcheck rules              every rule
+    shardcheck parse TYPE...      check sharding type strings
+
+Exit codes: 0 no error-level findings; 1 findings (or an invalid type for ``parse``);
+2 usage, config or internal error.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import time
 from typing import List, Optional
 
 from sharding_types import GRAMMAR, ShardingSyntaxError, __version__, parse
+
+COMMANDS = ("check", "explain", "rules", "parse")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors exit 2, with no traceback
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
@@ -28,14 +45,115 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     return status
 
 
+def _find_rule(key: str):
+    from shardcheck.analyzer.rules import all_rules
+    for code, rule in all_rules().items():
+        if key.upper() == code or key == rule.NAME:
+            return rule
+    return None
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    rule = _find_rule(args.rule)
+    if rule is None:
+        print(f"shardcheck: unknown rule {args.rule!r}; `shardcheck rules` lists them",
+              file=sys.stderr)
+        return 2
+    print(rule.explain())
+    return 0
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from shardcheck.analyzer.rules import all_rules
+    rules = all_rules()
+    if args.format == "json":
+        print(json.dumps([{"code": c, "name": r.NAME, "severity": r.SEVERITY,
+                           "summary": r.summary()} for c, r in rules.items()], indent=2))
+        return 0
+    for code, r in rules.items():
+        print(f"{code}  {r.NAME:28s} {r.SEVERITY:8s} {r.summary()}")
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from shardcheck.analyzer import config as cfgmod
+    from shardcheck.analyzer import output, runner
+    from shardcheck.analyzer.discovery import discover
+    from shardcheck.analyzer.engine import INTERNAL_ERROR
+    from shardcheck.analyzer.ftypes import ERROR
+    paths = args.paths or ["."]
+    try:
+        cfg = cfgmod.load(args.config, start=paths[0] if os.path.exists(paths[0]) else ".")
+        cfg = cfgmod.merge_cli(cfg, select=_split(args.select), ignore=_split(args.ignore),
+                               extend_select=_split(args.extend_select),
+                               exclude=_split(args.exclude))
+    except cfgmod.ConfigError as e:
+        print(f"shardcheck: config error: {e}", file=sys.stderr)
+        return 2
+    files, missing = discover(paths, cfg)
+    for m in missing:
+        print(f"shardcheck: {m}: no such file or directory", file=sys.stderr)
+    if missing:
+        return 2
+    cache_dir = None
+    if not args.no_cache:
+        cache_dir = args.cache_dir or cfg.cache_dir or os.path.join(cfg.root, ".shardcheck_cache")
+    start = time.perf_counter()
+    result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+    elapsed = time.perf_counter() - start
+    print(output.render(args.format, result.findings, result.files))
+    if args.statistics:
+        print(f"checked {result.files} files ({result.cached} from cache) in {elapsed:.2f}s",
+              file=sys.stderr)
+    if any(f.code == INTERNAL_ERROR for f in result.findings):
+        return 2
+    if args.exit_zero:
+        return 0
+    return 1 if any(f.severity == ERROR for f in result.findings) else 0
+
+
+def _split(values: Optional[List[str]]) -> List[str]:
+    out: List[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="shardcheck",
-        description="An explicit-sharding type checker for JAX.",
+        description="An explicit-sharding type checker and static analyzer for JAX.\n\n"
+                    "  shardcheck PATH...          check files (same as `shardcheck check`)\n"
+                    "  shardcheck explain SC101    a rule's documentation",
         epilog="Sharding type syntax (as str(jax.typeof(x)) prints it):\n\n" + GRAMMAR,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"shardcheck {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    c = sub.add_parser("check", help="check Python files and directories (the default command)")
+    c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    c.add_argument("--select", action="append", metavar="RULES",
+                   help="only these rules: codes, code prefixes or names, comma-separated")
+    c.add_argument("--extend-select", action="append", metavar="RULES")
+    c.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
+    c.add_argument("--exclude", action="append", metavar="GLOBS", help="skip paths matching these")
+    c.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    c.add_argument("--cache-dir", metavar="DIR", help="default: .shardcheck_cache beside the config")
+    c.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
+    c.add_argument("--statistics", action="store_true", help="print timing to stderr")
+    c.set_defaults(func=_cmd_check)
+
+    e = sub.add_parser("explain", help="print a rule's documentation")
+    e.add_argument("rule", metavar="RULE", help="a code (SC101) or name (unknown-mesh-axis)")
+    e.set_defaults(func=_cmd_explain)
+
+    r = sub.add_parser("rules", help="list the rules")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+    r.set_defaults(func=_cmd_rules)
+
     pp = sub.add_parser("parse", help="check sharding type strings and print them canonically")
     pp.add_argument("types", nargs="+", metavar="TYPE", help='e.g. "float32[8@data,16]"')
     pp.add_argument("-v", "--verbose", action="store_true", help="also print the parsed fields")
@@ -44,12 +162,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
+    if not argv:
         parser.print_help()
         return 2
-    return args.func(args)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first is not None and first not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        argv = ["check"] + argv  # `shardcheck src/` means `shardcheck check src/`
+    elif first is None and argv[0] not in ("-h", "--help", "--version"):
+        argv = ["check"] + argv
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,75 @@
+"""Results cached by file content, so a re-run on an unchanged tree is near-instant.
+
+An entry is keyed by shardcheck's version, the config's fingerprint, the path and the
+file's content hash; it also stores the hashes of the project modules the file imported
+names from, and is valid only while those are unchanged. Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Dict, List, Optional
+
+from sharding_types import __version__
+
+from .ftypes import Finding
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Cache:
+    def __init__(self, directory: str, fingerprint: str):
+        self.dir = os.path.join(directory, "v1")
+        self.fingerprint = fingerprint
+        self._hashes: Dict[str, Optional[str]] = {}
+
+    def file_hash(self, path: str) -> Optional[str]:
+        path = os.path.abspath(path)
+        if path not in self._hashes:
+            try:
+                with open(path, "rb") as f:
+                    self._hashes[path] = content_hash(f.read())
+            except OSError:
+                self._hashes[path] = None
+        return self._hashes[path]
+
+    def _key(self, path: str, digest: str) -> str:
+        raw = f"{__version__}\0{self.fingerprint}\0{os.path.abspath(path)}\0{digest}"
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    def _entry_path(self, key: str) -> str:
+        return os.path.join(self.dir, key[:2], key[2:] + ".json")
+
+    def get(self, path: str, digest: str) -> Optional[List[Finding]]:
+        try:
+            with open(self._entry_path(self._key(path, digest)), encoding="utf-8") as f:
+                entry = json.load(f)
+        except (OSError, ValueError):
+            return None
+        for dep, h in entry.get("deps", {}).items():
+            if self.file_hash(dep) != h:
+                return None
+        try:
+            return [Finding.from_json(d) for d in entry["findings"]]
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def put(self, path: str, digest: str, findings: List[Finding], deps: List[str]) -> None:
+        key = self._key(path, digest)
+        target = self._entry_path(key)
+        entry = {"findings": [dict(f.as_json(), in_expected_failure=f.in_expected_failure)
+                              for f in findings],
+                 "deps": {d: self.file_hash(d) for d in deps}}
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(entry, f)
+            os.replace(tmp, target)
+        except OSError:
+            pass  # a cache that cannot be written is only slower

@@ -1,0 +1,102 @@
+"""Which files to check: explicit files always; directories walked, honouring
+.gitignore (via pathspec), [tool.shardcheck] exclude, hidden dirs and virtualenvs."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from .config import Config
+
+_SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".tox", ".nox",
+              ".mypy_cache", ".pytest_cache", ".ruff_cache", ".shardcheck_cache", "build", "dist",
+              "site-packages"}
+
+
+def _gitignore(dirpath: str, cache: Dict[str, object]):
+    if dirpath in cache:
+        return cache[dirpath]
+    spec = None
+    path = os.path.join(dirpath, ".gitignore")
+    if os.path.isfile(path):
+        import pathspec
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                spec = pathspec.PathSpec.from_lines("gitwildmatch", f)
+        except Exception:
+            spec = None
+    cache[dirpath] = spec
+    return spec
+
+
+def _ignored(path: str, is_dir: bool, stack: List[Tuple[str, object]]) -> bool:
+    for base, spec in stack:
+        if spec is None:
+            continue
+        rel = os.path.relpath(path, base).replace(os.sep, "/")
+        if spec.match_file(rel + ("/" if is_dir else "")):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def discover(paths: List[str], config: Config) -> Tuple[List[str], List[str]]:
+    """(files to check, missing paths)."""
+    files: List[str] = []
+    missing: List[str] = []
+    cache: Dict[str, object] = {}
+    for p in paths:
+        if os.path.isfile(p):
+            files.append(p)  # named explicitly: always checked
+            continue
+        if not os.path.isdir(p):
+            missing.append(p)
+            continue
+        files.extend(_walk(p, config, cache))
+    seen = set()
+    out = []
+    for f in files:
+        key = os.path.abspath(f)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out, missing
+
+
+def _walk(root: str, config: Config, cache: Dict[str, object]) -> Iterator[str]:
+    root_abs = os.path.abspath(root)
+    stacks: Dict[str, List[Tuple[str, object]]] = {}
+    # .gitignore files above the root (up to the repository top) apply too
+    above: List[Tuple[str, object]] = []
+    if config.respect_gitignore:
+        d = os.path.dirname(root_abs)
+        chain = []
+        while True:
+            chain.append(d)
+            if os.path.exists(os.path.join(d, ".git")):
+                break
+            nd = os.path.dirname(d)
+            if nd == d:
+                chain = []
+                break
+            d = nd
+        above = [(c, _gitignore(c, cache)) for c in reversed(chain)]
+    for dirpath, dirnames, filenames in os.walk(root_abs):
+        parent = stacks.get(os.path.dirname(dirpath), above) if dirpath != root_abs else above
+        stack = parent + [(dirpath, _gitignore(dirpath, cache))] if config.respect_gitignore else []
+        stacks[dirpath] = stack
+        keep = []
+        for d in sorted(dirnames):
+            full = os.path.join(dirpath, d)
+            if d.startswith(".") or d in _SKIP_DIRS or os.path.isfile(os.path.join(full, "pyvenv.cfg")):
+                continue
+            if config.is_excluded(full) or _ignored(full, True, stack):
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            full = os.path.join(dirpath, name)
+            if config.is_excluded(full) or _ignored(full, False, stack):
+                continue
+            yield os.path.relpath(full) if not os.path.isabs(root) else full

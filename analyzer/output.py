@@ -1,0 +1,133 @@
+"""Findings as text, JSON, SARIF 2.1.0 (GitHub code scanning) or GitHub annotations."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Dict, List
+
+from sharding_types import __version__
+
+from .ftypes import ERROR, Finding
+from .rules import all_rules
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _rel(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        rel = path
+    if rel.startswith(".."):
+        rel = os.path.abspath(path)
+    return rel.replace(os.sep, "/")
+
+
+def text(findings: List[Finding], files: int) -> str:
+    lines = [f"{_rel(f.filename)}:{f.row}:{f.column}: {f.code} {f.message} [{f.name}]"
+             for f in findings]
+    errors = sum(f.severity == ERROR for f in findings)
+    warnings = len(findings) - errors
+    if findings:
+        lines.append(f"Found {errors} error{'s' * (errors != 1)} and {warnings} "
+                     f"warning{'s' * (warnings != 1)} in {len({f.filename for f in findings})} "
+                     f"of {files} file{'s' * (files != 1)}.")
+    else:
+        lines.append(f"All checks passed ({files} file{'s' * (files != 1)}).")
+    return "\n".join(lines)
+
+
+def as_json(findings: List[Finding]) -> str:
+    return json.dumps([f.as_json() for f in findings], indent=2)
+
+
+def _fingerprint(f: Finding, line_text: str, occurrence: int) -> str:
+    raw = f"{f.code}\0{_rel(f.filename)}\0{line_text.strip()}"
+    return f"{hashlib.sha256(raw.encode()).hexdigest()[:32]}:{occurrence}"
+
+
+def _line(path: str, row: int, cache: Dict[str, List[str]]) -> str:
+    if path not in cache:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                cache[path] = fh.read().splitlines()
+        except OSError:
+            cache[path] = []
+    lines = cache[path]
+    return lines[row - 1] if 0 < row <= len(lines) else ""
+
+
+def sarif(findings: List[Finding]) -> str:
+    rules = all_rules()
+    ids = list(rules)
+    driver_rules = []
+    for code, r in rules.items():
+        driver_rules.append({
+            "id": code, "name": r.NAME,
+            "shortDescription": {"text": r.summary() or r.NAME},
+            "fullDescription": {"text": r.docs()},
+            "help": {"text": r.docs(), "markdown": r.docs()},
+            "defaultConfiguration": {"level": "error" if r.SEVERITY == ERROR else "warning"},
+            "properties": {"tags": ["sharding", "jax"]},
+        })
+    cache: Dict[str, List[str]] = {}
+    seen: Dict[str, int] = {}
+    results = []
+    for f in findings:
+        line_text = _line(f.filename, f.row, cache)
+        base = f"{f.code}\0{_rel(f.filename)}\0{line_text.strip()}"
+        seen[base] = seen.get(base, 0) + 1
+        results.append({
+            "ruleId": f.code, "ruleIndex": ids.index(f.code) if f.code in ids else 0,
+            "level": "error" if f.severity == ERROR else "warning",
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": _rel(f.filename), "uriBaseId": "%SRCROOT%"},
+                "region": {"startLine": f.row, "startColumn": f.column,
+                           "endLine": f.end_row, "endColumn": f.end_column}}}],
+            "partialFingerprints": {"shardcheck/v1": _fingerprint(f, line_text, seen[base])},
+        })
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "shardcheck", "version": __version__,
+                                "semanticVersion": __version__,
+                                "informationUri": "https://pypi.org/project/shardcheck/",
+                                "rules": driver_rules}},
+            "columnKind": "unicodeCodePoints",
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + os.getcwd().replace(os.sep, "/") + "/"}},
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def _gh_escape(s: str, prop: bool = False) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        s = s.replace(":", "%3A").replace(",", "%2C")
+    return s
+
+
+def github(findings: List[Finding]) -> str:
+    out = []
+    for f in findings:
+        level = "error" if f.severity == ERROR else "warning"
+        props = (f"file={_gh_escape(_rel(f.filename), True)},line={f.row},col={f.column},"
+                 f"endLine={f.end_row},endColumn={f.end_column},"
+                 f"title={_gh_escape(f'{f.code} {f.name}', True)}")
+        out.append(f"::{level} {props}::{_gh_escape(f.message)}")
+    return "\n".join(out)
+
+
+def render(fmt: str, findings: List[Finding], files: int) -> str:
+    if fmt == "json":
+        return as_json(findings)
+    if fmt == "sarif":
+        return sarif(findings)
+    if fmt == "github":
+        return github(findings)
+    return text(findings, files)
