@@ -22,7 +22,11 @@ def _gitignore(dirpath: str, cache: Dict[str, object]):
         import pathspec
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                spec = pathspec.PathSpec.from_lines("gitwildmatch", f)
+                lines = f.read().splitlines()
+            try:  # pathspec >= 0.12 names git's own semantics "gitignore"
+                spec = pathspec.PathSpec.from_lines("gitignore", lines)
+            except (KeyError, LookupError):
+                spec = pathspec.PathSpec.from_lines("gitwildmatch", lines)
         except Exception:
             spec = None
     cache[dirpath] = spec
@@ -64,6 +68,9 @@ def discover(paths: List[str], config: Config) -> Tuple[List[str], List[str]]:
 
 def _walk(root: str, config: Config, cache: Dict[str, object]) -> Iterator[str]:
     root_abs = os.path.abspath(root)
+    # a directory named explicitly is checked even if the config excludes it
+    use_exclude = not config.is_excluded(root_abs)
+    excluded = config.is_excluded if use_exclude else (lambda _p: False)
     stacks: Dict[str, List[Tuple[str, object]]] = {}
     # .gitignore files above the root (up to the repository top) apply too
     above: List[Tuple[str, object]] = []
@@ -89,7 +96,7 @@ def _walk(root: str, config: Config, cache: Dict[str, object]) -> Iterator[str]:
             full = os.path.join(dirpath, d)
             if d.startswith(".") or d in _SKIP_DIRS or os.path.isfile(os.path.join(full, "pyvenv.cfg")):
                 continue
-            if config.is_excluded(full) or _ignored(full, True, stack):
+            if excluded(full) or _ignored(full, True, stack):
                 continue
             keep.append(d)
         dirnames[:] = keep
@@ -97,6 +104,6 @@ def _walk(root: str, config: Config, cache: Dict[str, object]) -> Iterator[str]:
             if not name.endswith(".py"):
                 continue
             full = os.path.join(dirpath, name)
-            if config.is_excluded(full) or _ignored(full, False, stack):
+            if excluded(full) or _ignored(full, False, stack):
                 continue
             yield os.path.relpath(full) if not os.path.isabs(root) else full

@@ -6,7 +6,9 @@ once per worker.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
@@ -68,8 +70,11 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
         todo.append(path)
     jobs = jobs or os.cpu_count() or 1
     if len(todo) >= 16 and jobs > 1:
+        # fork is cheapest, but unsafe once threads run (say, JAX loaded in-process)
+        method = "fork" if threading.active_count() == 1 and hasattr(os, "fork") else "spawn"
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
-                                 initargs=(config, files)) as pool:
+                                 initargs=(config, files),
+                                 mp_context=multiprocessing.get_context(method)) as pool:
             outs = list(pool.map(_check_one, todo, chunksize=max(1, len(todo) // (jobs * 8))))
     else:
         _init_worker(config, files)

@@ -240,7 +240,7 @@ class SemanticModel:
         self.func_stack.append(info)
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
-            self.bind_params(fv.node, env, ctx)
+            self.bind_params(fv.node, env, ctx, self.common_args(info))
             if isinstance(fv.node, cst.Lambda):
                 v = self.ev(fv.node.body, env, ctx)
                 self.returns.append((fv.node.body, v))
@@ -252,6 +252,21 @@ class SemanticModel:
             self.func_stack.pop()
             info.events = events
             self.cur, self.caller, self.returns = saved
+
+    @staticmethod
+    def common_args(info: FuncInfo) -> Optional[tuple]:
+        """Positional arguments every known call passes alike (UNKNOWN where they differ)."""
+        calls = [a for args in info.call_args.values() for a in args]
+        if not calls or any(len(a) == 0 for a in calls):
+            return None
+        n = min(len(a) for a in calls)
+        out = []
+        for i in range(n):
+            v = calls[0][i]
+            for other in calls[1:]:
+                v = v if other[i] is v else join(v, other[i])
+            out.append(v)
+        return tuple(out)
 
     def shard_maps_of(self, fv: FuncVal) -> List[ShardMapCall]:
         out = []
@@ -272,6 +287,8 @@ class SemanticModel:
             v: Value = UNKNOWN
             if args is not None and i < len(args):
                 v = args[i]
+                if isinstance(v, _Arg):
+                    v = v.value
             elif kwargs and p.name.value in kwargs:
                 v = kwargs[p.name.value]
             elif p.default is not None and args is not None:

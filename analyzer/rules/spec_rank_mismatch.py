@@ -9,8 +9,9 @@ class SpecRankMismatch(ShardRule):
 
     ## Why is this bad?
     A spec may be shorter than the array's rank (missing entries mean replicated) but
-    never longer. JAX raises `ValueError` ("One of device_put args is incompatible with
-    its sharding annotation", or from `shard_map`: "in_specs entry which is too long").
+    never longer. JAX rejects it: `ValueError` ("One of device_put args is incompatible
+    with its sharding annotation", or from `shard_map`: "in_specs entry which is too
+    long"), or for some specs an `AssertionError` from deep inside JAX.
     It usually means the spec was written for another layout, e.g. before a reshape.
 
     The array's shape must be known from the source (`jnp.zeros((8,))`, a reshape, ...).
@@ -61,8 +62,9 @@ with jax.set_mesh(mesh):
                 yield self.report(
                     spec.node or use.node,
                     f"`{spec.describe()}` in {use.where} has {len(spec.entries)} entries, but the "
-                    f"array has rank {len(shape)} (shape {_shape(shape)}). JAX raises ValueError: a "
-                    "spec may be shorter than the rank, never longer. Drop the extra entries or "
+                    f"array has rank {len(shape)} (shape {_shape(shape)}). JAX rejects it (ValueError, "
+                    "or an AssertionError for some specs): a spec may be shorter than the rank, "
+                    "never longer. Drop the extra entries or "
                     "fix the array's shape.")
 
 

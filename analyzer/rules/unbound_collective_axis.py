@@ -1,5 +1,5 @@
 from ..ftypes import Invalid, Valid
-from ..rule import ShardRule, axes_str, did_you_mean
+from ..rule import ShardRule, did_you_mean
 
 
 class UnboundCollectiveAxis(ShardRule):
@@ -79,19 +79,22 @@ with jax.set_mesh(mesh):
             bound = call.ctx.bound_axes
             if bound is None or not call.ctx.known and call.ctx.shard_map is None:
                 continue
-            op = call.api.replace("jax.lax.", "jax.lax.")
+            op = call.api
             for axis in call.axes:
                 if axis is None or axis in bound:
                     continue
                 sm = call.ctx.shard_map
                 if sm is not None and bound:
                     mesh = sm.mesh.describe() if sm.mesh is not None else "its mesh"
+                    in_mesh = sm.mesh is None or sm.mesh.names is None or axis in sm.mesh.names
+                    jax_says = (f"NameError (unbound axis name: {axis})" if in_mesh else
+                                "an AssertionError (the axis is not in the mesh at all)")
                     yield self.report(
                         call.node,
                         f"`{op}` uses axis {axis!r}, but the enclosing shard_map binds only "
-                        f"{axes_str(sorted(bound))} (on {mesh}){did_you_mean(axis, bound)}. JAX "
-                        f"raises NameError (unbound axis name: {axis}). Add {axis!r} to the "
-                        "shard_map's axis_names, or use a bound axis.")
+                        f"{_names(bound)} (on {mesh}){did_you_mean(axis, bound)}. JAX raises "
+                        f"{jax_says}. Add {axis!r} to the shard_map's axis_names, or use a bound "
+                        "axis.")
                 else:
                     yield self.report(
                         call.node,
@@ -100,3 +103,8 @@ with jax.set_mesh(mesh):
                         f"name: {axis}). Call it from the body of `jax.shard_map`, or let JAX "
                         "insert the communication: under jax.jit with explicit shardings, use "
                         "jnp ops with out_sharding= instead.")
+
+
+def _names(axes) -> str:
+    names = sorted(axes)
+    return repr(names[0]) if len(names) == 1 else "(" + ", ".join(repr(a) for a in names) + ")"
