@@ -66,6 +66,12 @@ class Cache:
                               for f in findings],
                  "deps": {d: self.file_hash(d) for d in deps}}
         try:
+            if not os.path.isdir(self.dir):
+                os.makedirs(self.dir, exist_ok=True)
+                ignore = os.path.join(os.path.dirname(self.dir), ".gitignore")
+                if not os.path.exists(ignore):
+                    with open(ignore, "w") as f:
+                        f.write("# created by shardcheck\n*\n")
             os.makedirs(os.path.dirname(target), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
