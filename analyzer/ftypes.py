@@ -94,5 +94,5 @@ class Invalid:
     line: int
     message: str = ""  # a substring the message must contain
     jax_outcome: str = "error"
-    jax_error: str = ""  # a substring of JAX's exception text
+    jax_error: str = ""  # a regex JAX's exception text matches (on 0.10.2 and 0.12)
     witness: str = ""

@@ -51,8 +51,8 @@ def test_invalid_example_really_fails_under_jax(jax_results, k):
     assert res["status"] == expected, res
     if ex.jax_outcome == "wrong-result":
         assert res["type"] == "AssertionError", res  # the witness saw the wrong result
-    if ex.jax_error:
-        assert re.search(re.escape(ex.jax_error), res["error"], re.I), res
+    if ex.jax_error:  # a regex: JAX versions word some errors differently
+        assert re.search(ex.jax_error, res["error"], re.I), res
 
 
 @pytest.mark.parametrize("k", range(len(VALID)), ids=[f"{c}-valid{i}" for c, i, _ in VALID])

@@ -9,9 +9,10 @@ class SpecRankMismatch(ShardRule):
 
     ## Why is this bad?
     A spec may be shorter than the array's rank (missing entries mean replicated) but
-    never longer. JAX rejects it: `ValueError` ("One of device_put args is incompatible
-    with its sharding annotation", or from `shard_map`: "in_specs entry which is too
-    long"), or for some specs an `AssertionError` from deep inside JAX.
+    never longer. JAX rejects it: in 0.10.2 with `ValueError` ("One of device_put args
+    is incompatible with its sharding annotation", or from `shard_map`: "in_specs entry
+    which is too long") or, for some specs, an `AssertionError` from deep inside JAX; in
+    0.12 with `ValueError: Length of sharding.spec (2) must be equal to aval's ndim (1)`.
     It usually means the spec was written for another layout, e.g. before a reshape.
 
     The array's shape must be known from the source (`jnp.zeros((8,))`, a reshape, ...).
@@ -42,7 +43,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
 x = jax.device_put(jnp.zeros((8,)), NamedSharding(mesh, P("data", None)))
-""", line=5, message="rank 1", jax_error="incompatible"),
+""", line=5, message="rank 1", jax_error="incompatible|must be equal to aval's ndim"),
         Invalid("""import jax
 import jax.numpy as jnp
 from jax import P

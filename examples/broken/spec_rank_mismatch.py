@@ -1,6 +1,7 @@
 """A bias vector placed with a 2-entry spec copied from the weight matrix.
 
-JAX: AssertionError: (1, P(None, 'model')) from inside device_put.
+JAX 0.10.2: AssertionError: (1, P(None, 'model')) from inside device_put.
+JAX 0.12: ValueError: Length of sharding.spec (2) must be equal to aval's ndim (1).
 """
 
 import jax
