@@ -22,7 +22,8 @@ from .events import (NO_MESH, UNKNOWN_CTX, ApiUse, AxisTypedUse, CollectiveCall,
                      MeshMade, MeshMeet, NeedsMesh, ShardMapCall, SpecUse)
 from .values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVal,
                      PartialVal, ProjectModule, QualName, ShardingVal, ShardMapVal, SpecVal,
-                     TupleVal, Value, const_int, const_str, int_tuple, join, str_tuple)
+                     TupleVal, Value, const_int, const_str, int_tuple, join, str_tuple,
+                     union_varying, varying_of)
 
 _AXIS_TYPES = {"Explicit": AxisType.Explicit, "Auto": AxisType.Auto, "Manual": AxisType.Manual}
 _MAX_HELPER_DEPTH = 3
@@ -34,6 +35,11 @@ _TRANSPARENT_WRAPPERS = ("jax.grad", "jax.value_and_grad", "jax.checkpoint", "ja
                          "jax.lax.cond", "jax.lax.switch", "jax.lax.map", "jax.tree.map",
                          "jax.tree_util.tree_map")
 _BINDING_WRAPPERS = ("jax.vmap", "jax.pmap", "jax.experimental.maps.xmap")
+# Array functions whose result varies over the union of their operands' varying axes.
+_ARRAY_METHODS = ("sum", "mean", "max", "min", "prod", "transpose", "squeeze", "ravel",
+                  "flatten", "swapaxes", "std", "var", "clip", "round", "conj", "cumsum",
+                  "argmax", "argmin", "dot", "real", "imag", "__getitem__")
+_ARRAY_FUNCTION_PREFIXES = ("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.special.")
 # Decorators that return a function called exactly like the one they wrap.
 _TRANSPARENT_DECORATORS = ("staticmethod", "classmethod", "functools.wraps", "functools.cache",
                            "functools.lru_cache", "functools.cached_property", "property",
@@ -213,6 +219,7 @@ class SemanticModel:
         if isinstance(fv, JitVal):
             fv = fv.func
         if isinstance(fv, PartialVal):
+            args = tuple(fv.args) + tuple(args)
             fv = fv.func
             if isinstance(fv, JitVal):
                 fv = fv.func
@@ -693,20 +700,26 @@ class SemanticModel:
                 return TupleVal(tuple(Const(s) if s is not None else UNKNOWN for s in base.shape))
             if attr == "ndim" and base.shape is not None:
                 return Const(len(base.shape))
-            if attr == "T" and base.shape is not None:
-                return ArrayVal(tuple(reversed(base.shape)), base.mesh, None, e)
+            if attr == "T":
+                shape = tuple(reversed(base.shape)) if base.shape is not None else None
+                return ArrayVal(shape, base.mesh, None, e, base.varying)
             return UNKNOWN
         return UNKNOWN
 
     def subscript(self, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
         base = self.ev(e.value, env, ctx)
         if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
+            parts: List[Value] = []
             for s in e.slice:
                 if isinstance(s.slice, cst.Index):
-                    self.ev(s.slice.value, env, ctx)
+                    parts.append(self.ev(s.slice.value, env, ctx))
                 else:
                     for part in (s.slice.lower, s.slice.upper, s.slice.step):
-                        self.ev(part, env, ctx)
+                        if part is not None:
+                            parts.append(self.ev(part, env, ctx))
+            if isinstance(base, ArrayVal):  # x[:, :4], x[i, 1:]: varies as x and its indices
+                vary = union_varying([base] + parts)
+                return ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
             if (len(e.slice) == 1 and isinstance(base, TupleVal)
                     and isinstance(e.slice[0].slice, cst.Slice)):
                 sl = e.slice[0].slice
@@ -717,6 +730,9 @@ class SemanticModel:
                     return TupleVal(base.items[slice(lo.value, hi.value, st.value)])  # type: ignore[union-attr]
             return UNKNOWN
         idx = self.ev(e.slice[0].slice.value, env, ctx)
+        if isinstance(base, ArrayVal):
+            vary = union_varying([base, idx])
+            return ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
         if isinstance(base, TupleVal) and const_int(idx) is not None:
             i = const_int(idx)
             if -len(base.items) <= i < len(base.items):  # type: ignore[operator]
@@ -759,7 +775,10 @@ class SemanticModel:
                 if a.mesh.same_shape(b.mesh) is False:
                     self.record("mesh_meets", MeshMeet(node, a.mesh, b.mesh,
                                                        "an elementwise operation"))
-            return UNKNOWN
+        if isinstance(a, ArrayVal) or isinstance(b, ArrayVal):
+            vary = union_varying([a, b])
+            if vary is not None:
+                return ArrayVal(None, node=node, varying=vary)
         return UNKNOWN
 
     # -- calls -------------------------------------------------------------------------------
@@ -896,9 +915,12 @@ class SemanticModel:
         if meth == "reshape":
             pos = [a.value for a in args if a.keyword is None]
             shape = int_tuple(pos[0]) if len(pos) == 1 else tuple(const_int(p) for p in pos)
-            return ArrayVal(_resolve_reshape(base.shape, shape), node=e)
+            return ArrayVal(_resolve_reshape(base.shape, shape), node=e, varying=base.varying)
         if meth in ("astype", "block_until_ready", "copy"):
-            return ArrayVal(base.shape, base.mesh, base.spec, e)
+            return ArrayVal(base.shape, base.mesh, base.spec, e, base.varying)
+        if meth in _ARRAY_METHODS:
+            vary = union_varying([base] + [a.value for a in args if a.keyword is None])
+            return ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
         return UNKNOWN
 
     # -- the JAX API ------------------------------------------------------------------------
@@ -953,7 +975,7 @@ class SemanticModel:
             axes = str_tuple(axes_v)
             if axes is not None and self.cur is not None:
                 self.record("collectives", CollectiveCall(name, axes, e, ctx))  # type: ignore[arg-type]
-            return UNKNOWN
+            return self.collective_result(name, pos, kw, axes)
         if name in _TRANSPARENT_WRAPPERS:
             self.pass_functions(args, ctx, opaque=False)
             return UNKNOWN
@@ -1001,14 +1023,48 @@ class SemanticModel:
             return UNKNOWN
         if name in ("jax.numpy.dot", "jax.numpy.matmul", "jax.numpy.einsum", "jax.lax.dot_general",
                     "jax.lax.dot", "jax.numpy.tensordot"):
-            self.pass_functions(args, ctx)
             self.check_out_sharding(name, e, kw, None, ctx)
-            return UNKNOWN
+            vary = union_varying([a.value for a in args if a.keyword is None])
+            return ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
         if name == "jax.sharding.AxisType" or name.startswith("jax.sharding.AxisType."):
             return QualName(name)
         if kw.get("out_sharding") is not None:
             self.check_out_sharding(name, e, kw, None, ctx)
         self.pass_functions(args, ctx)
+        if name.startswith(_ARRAY_FUNCTION_PREFIXES) and not any(
+                isinstance(a.value, (FuncVal, JitVal, PartialVal)) for a in args):
+            vary = union_varying([a.value for a in args if a.keyword not in ("axis", "dtype")])
+            if vary is not None:
+                return ArrayVal(None, node=e, varying=vary)
+        return UNKNOWN
+
+    @staticmethod
+    def collective_result(name: str, pos: list, kw: dict, axes: Optional[tuple]) -> Value:
+        """The varying axes after a collective, as JAX 0.10.2 types them (checked against
+        jax.typeof in tests): reductions drop the reduced axes; axis_index varies over its
+        axis; pcast(to='varying') adds axes; all_gather, psum_scatter, ppermute and
+        all_to_all keep the operand's."""
+        if axes is None or None in axes:
+            return UNKNOWN
+        short = name.rsplit(".", 1)[-1]
+        if short in ("axis_index",):
+            return ArrayVal((), varying=frozenset(axes))
+        if short == "axis_size":
+            return UNKNOWN
+        x = pos[0] if pos else UNKNOWN
+        vx = varying_of(x)
+        if vx is None:
+            return UNKNOWN
+        if short in ("psum", "pmean", "pmax", "pmin"):
+            return ArrayVal(None, varying=vx - frozenset(axes))
+        if short == "pcast":
+            to = const_str(kw["to"].value) if "to" in kw else None
+            if to == "varying":
+                return ArrayVal(None, varying=vx | frozenset(axes))
+            return UNKNOWN
+        if short in ("all_gather", "psum_scatter", "ppermute", "all_to_all", "pshuffle"):
+            to = const_str(kw["to"].value) if "to" in kw else "varying"
+            return ArrayVal(None, varying=vx) if to == "varying" else UNKNOWN
         return UNKNOWN
 
     def make_spec(self, args: List[_Arg], e: cst.CSTNode) -> SpecVal:
@@ -1221,7 +1277,35 @@ class SemanticModel:
             body_ctx = MeshCtx(True, mesh, None, ctx.manual_axes | manual, event)
         else:
             body_ctx = MeshCtx(False, None, None, ctx.manual_axes, event)
-        self.note_call(event.func, body_ctx, ())
+        self.note_call(event.func, body_ctx, self.body_args(event, manual))
+
+    @staticmethod
+    def body_args(event: ShardMapCall, manual: Optional[frozenset]) -> tuple:
+        """The body's parameters as JAX sees them: each varies over the manual axes its
+        in_spec names (``{V:...}``)."""
+        if manual is None:
+            return ()
+        func = event.func
+        n_bound = len(func.args) if isinstance(func, PartialVal) else 0
+        if isinstance(func, PartialVal):
+            func = func.func
+        if not isinstance(func, FuncVal):
+            return ()
+        params = func.node.params  # type: ignore[attr-defined]
+        n = len(params.posonly_params) + len(params.params) - n_bound
+        specs = event.in_specs
+        if isinstance(specs, SpecVal):
+            items: List[Value] = [specs] * max(n, 0)
+        elif isinstance(specs, TupleVal) and not specs.is_list:
+            items = list(specs.items)
+        else:
+            return ()
+
+        def arg(spec: Value) -> Value:
+            if isinstance(spec, SpecVal) and spec.complete:
+                return ArrayVal(None, varying=frozenset(spec.axis_names()) & manual)
+            return UNKNOWN
+        return tuple(arg(sp) for sp in items)
 
     def call_shard_map(self, val: ShardMapVal, ctx: MeshCtx, args: Optional[tuple],
                        node: Optional[cst.CSTNode]) -> None:

@@ -158,6 +158,8 @@ class ArrayVal(Value):
     mesh: Optional[MeshVal] = None  # the mesh it was placed on, when known
     spec: Optional[SpecVal] = None
     node: Optional[cst.CSTNode] = field(default=None, compare=False)
+    # inside shard_map: the manual axes the value varies over ({V:...}); None = unknown
+    varying: Optional[frozenset] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,3 +232,31 @@ def str_tuple(v: Value) -> Optional[Tuple[Optional[str], ...]]:
     if isinstance(v, TupleVal):
         return tuple(const_str(i) for i in v.items)
     return None
+
+
+def varying_of(v: Value) -> Optional[frozenset]:
+    """The axes ``v`` varies over: an array's, none for a Python number, else unknown."""
+    if isinstance(v, ArrayVal):
+        return v.varying
+    if isinstance(v, Const) and isinstance(v.value, (int, float, bool)):
+        return frozenset()
+    return None
+
+
+def union_varying(values) -> Optional[frozenset]:
+    """The varying set of an elementwise result: the union, or None if any is unknown."""
+    out: frozenset = frozenset()
+    for v in values:
+        if isinstance(v, (Const, TupleVal, DictVal, QualName)) and not isinstance(v, ArrayVal):
+            if isinstance(v, Const) or isinstance(v, QualName):
+                continue
+            inner = union_varying(v.items if isinstance(v, TupleVal) else [x for _, x in v.items])
+            if inner is None:
+                return None
+            out |= inner
+            continue
+        vv = varying_of(v)
+        if vv is None:
+            return None
+        out |= vv
+    return out

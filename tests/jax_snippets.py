@@ -25,11 +25,13 @@ _WORKER = textwrap.dedent(r'''
         pid = os.fork()
         if pid == 0:
             os.close(r)
-            out = {"status": "ok", "error": "", "type": ""}
+            out = {"status": "ok", "error": "", "type": "", "result": None}
+            ns = {"__name__": "__main__"}
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("error", DeprecationWarning)
-                    exec(compile(job["code"], "<snippet>", "exec"), {"__name__": "__main__"})
+                    exec(compile(job["code"], "<snippet>", "exec"), ns)
+                out["result"] = ns.get("RESULT")  # a snippet may report JSON-able facts
             except BaseException as e:
                 kind = "deprecation" if isinstance(e, DeprecationWarning) else "error"
                 out = {"status": kind, "error": str(e)[:2000], "type": type(e).__name__}
@@ -51,7 +53,8 @@ _WORKER = textwrap.dedent(r'''
 
 
 def run_snippets(codes: List[str]) -> List[Dict[str, str]]:
-    """status per snippet: ok | error | deprecation | crash, with the exception text."""
+    """status per snippet: ok | error | deprecation | crash, with the exception text, and
+    ``result``: the snippet's global RESULT when it ran to the end."""
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     r = subprocess.run([sys.executable, "-c", _WORKER], input=json.dumps([{"code": c} for c in codes]),
                        capture_output=True, text=True, env=env, timeout=600)
