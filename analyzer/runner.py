@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -70,8 +71,10 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
         todo.append(path)
     jobs = jobs or os.cpu_count() or 1
     if len(todo) >= 16 and jobs > 1:
-        # fork is cheapest, but unsafe once threads run (say, JAX loaded in-process)
-        method = "fork" if threading.active_count() == 1 and hasattr(os, "fork") else "spawn"
+        # fork is cheapest, but unsafe once threads run; JAX's are native threads that
+        # `threading` cannot see, so a process that loaded JAX (a test, a notebook) spawns
+        forkable = hasattr(os, "fork") and threading.active_count() == 1 and "jax" not in sys.modules
+        method = "fork" if forkable else "spawn"
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
                                  initargs=(config, files),
                                  mp_context=multiprocessing.get_context(method)) as pool:
