@@ -85,6 +85,9 @@ class ShardMapCall:
     has_mesh_arg: bool = False  # mesh= was passed (maybe with a value we cannot resolve)
     axis_names_unknown: bool = False  # axis_names= was passed with a value we cannot resolve
     mesh_node: Optional[cst.CSTNode] = None  # where mesh= is written
+    noted: Optional[tuple] = None  # the body arguments noted when activated
+    body_ctx: Optional[MeshCtx] = None
+    manual: Optional[FrozenSet[str]] = None
 
     @property
     def manual_axes(self) -> Optional[FrozenSet[str]]:
@@ -133,3 +136,23 @@ class MeshMeet:
     a: MeshVal
     b: MeshVal
     what: str
+
+
+@dataclass(frozen=True, eq=False)
+class ShardingViolation:
+    """Inference found an operation JAX rejects (or mis-computes): ``rule`` names the
+    rule that reports it; ``message`` says what JAX does and how to fix it."""
+
+    rule: str
+    node: cst.CSTNode
+    message: str
+
+
+@dataclass(frozen=True, eq=False)
+class TypeRecord:
+    """The value bound to a name at an assignment (what ``shardcheck types`` prints)."""
+
+    node: cst.CSTNode  # the target Name
+    name: str
+    value: Value
+    mesh_order: Optional[Tuple[str, ...]] = None

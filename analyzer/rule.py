@@ -47,6 +47,12 @@ class ShardRule:
     def check(self, ctx: RuleContext) -> Iterator[Pending]:
         return iter(())
 
+    def inferred_violations(self, ctx: RuleContext) -> Iterator[Pending]:
+        """The violations sharding-type inference recorded under this rule's name."""
+        for v in ctx.events.violations:
+            if v.rule == self.NAME:
+                yield self.report(v.node, v.message)
+
     def report(self, node: Optional[cst.CSTNode], message: str, severity: Optional[str] = None,
                fix_content: Optional[str] = None, fix_message: str = "") -> Pending:
         return Pending(self.CODE, self.NAME, message, severity or self.SEVERITY, node,

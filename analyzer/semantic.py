@@ -10,21 +10,28 @@ the mesh context of its callers (``with jax.set_mesh(mesh): step(x)``) or of the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
 from sharding_types import AxisType
 
+from . import annotations as ann
 from . import jax_api as api
+from . import ops
+from . import transfer as tr
 from .events import (NO_MESH, UNKNOWN_CTX, ApiUse, AxisTypedUse, CollectiveCall, MeshCtx,
-                     MeshMade, MeshMeet, NeedsMesh, ShardMapCall, SpecUse)
+                     MeshMade, MeshMeet, NeedsMesh, ShardingViolation, ShardMapCall, SpecUse,
+                     TypeRecord)
 from .values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVal,
                      PartialVal, ProjectModule, QualName, ShardingVal, ShardMapVal, SpecVal,
                      TupleVal, Value, const_int, const_str, int_tuple, join, str_tuple,
                      union_varying, varying_of)
 
+_OP_NAMES = {"Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div",
+             "FloorDivide": "floor_divide", "Modulo": "rem", "Power": "pow",
+             "BitAnd": "and", "BitOr": "or", "BitXor": "xor"}
 _AXIS_TYPES = {"Explicit": AxisType.Explicit, "Auto": AxisType.Auto, "Manual": AxisType.Manual}
 _MAX_HELPER_DEPTH = 3
 _MAX_HELPER_STATEMENTS = 40
@@ -123,6 +130,8 @@ class _Events:
     needs_mesh: List[NeedsMesh] = field(default_factory=list)
     axis_typed: List[AxisTypedUse] = field(default_factory=list)
     mesh_meets: List[MeshMeet] = field(default_factory=list)
+    violations: List[ShardingViolation] = field(default_factory=list)
+    types: List[TypeRecord] = field(default_factory=list)
 
     def extend(self, other: "_Events") -> None:
         for k in self.__dataclass_fields__:
@@ -131,6 +140,37 @@ class _Events:
 
 class _Return(Exception):
     pass
+
+
+@dataclass(frozen=True, eq=False)
+class _GradVal(Value):
+    """``jax.grad(f)`` / ``jax.value_and_grad(f)``: gradients have their primals' types."""
+
+    func: Value
+    with_value: bool
+    argnums: Any = None
+    has_aux: Any = None
+
+
+_RANDOM_DTYPES = {  # jax.random.<name>: (dtype arg index, default dtype)
+    **{n: (2, "float32") for n in ("normal", "uniform", "gumbel", "laplace", "logistic",
+                                  "exponential", "cauchy")},
+    "randint": (4, "int32"), "bits": (2, "uint32"), "rademacher": (2, "int32"),
+}
+
+
+def _literal_dtype(v: Value) -> Optional[str]:
+    if isinstance(v, Const):
+        return ("bool" if isinstance(v.value, bool) else "int32" if isinstance(v.value, int)
+                else "float32" if isinstance(v.value, float) else None)
+    if isinstance(v, TupleVal):
+        kinds = {_literal_dtype(i) for i in v.items}
+        if None in kinds or not kinds:
+            return None
+        for k in ("float32", "int32", "bool"):
+            if k in kinds:
+                return k
+    return None
 
 
 class SemanticModel:
@@ -290,6 +330,7 @@ class SemanticModel:
                     args: Optional[tuple] = None, kwargs: Optional[dict] = None) -> None:
         params = node.params  # type: ignore[attr-defined]
         positional = list(params.posonly_params) + list(params.params)
+        bindings: Dict[str, int] = {}
         for i, p in enumerate(positional):
             v: Value = UNKNOWN
             if args is not None and i < len(args):
@@ -300,6 +341,10 @@ class SemanticModel:
                 v = kwargs[p.name.value]
             elif p.default is not None and args is not None:
                 v = self.ev(p.default, env, ctx)
+            if p.annotation is not None and isinstance(v, (ArrayVal, type(UNKNOWN))):
+                t = self.declared_type(p.annotation.annotation, env, ctx)
+                if t is not None:
+                    v = ann.from_annotation(t, bindings, v if isinstance(v, ArrayVal) else None)
             env.vars[p.name.value] = v
         for p in params.kwonly_params:
             v = UNKNOWN
@@ -312,9 +357,93 @@ class SemanticModel:
             if isinstance(p, cst.Param):
                 env.vars[p.name.value] = UNKNOWN
 
+    def declared_type(self, expr: cst.BaseExpression, env: Env, ctx: MeshCtx) -> Any:
+        """The sharding type a runtime-layer annotation declares, or None."""
+        def resolve(n: cst.CSTNode) -> Optional[str]:
+            v = self.ev(n, env, ctx)
+            return api.canonical(v.name) if isinstance(v, QualName) else None
+        return ann.parse_or_none(ann.annotation_text(expr, resolve))
+
+    def check_call_annotations(self, fv: Value, args: List[_Arg], e: cst.CSTNode,
+                               env: Env, ctx: MeshCtx, skip: int = 0) -> None:
+        """Arguments whose inferred type contradicts the parameter's declared type."""
+        if isinstance(fv, JitVal):
+            fv = fv.func
+        if not isinstance(fv, FuncVal) or not isinstance(fv.node, cst.FunctionDef) or self.cur is None:
+            return
+        params = fv.node.params
+        positional = (list(params.posonly_params) + list(params.params))[skip:]
+        bindings: Dict[str, int] = {}
+        scope = fv.scope if isinstance(fv.scope, Env) else self.env
+        for p, a in zip(positional, [a for a in args if a.keyword is None and not a.star]):
+            if p.annotation is None or not isinstance(a.value, ArrayVal):
+                continue
+            t = self.declared_type(p.annotation.annotation, scope, ctx)
+            if t is None:
+                continue
+            reasons = ann.mismatches(t, a.value, bindings)
+            if reasons:
+                self.record("violations", ShardingViolation(tr.ANNOTATION, a.node, (
+                    f"argument `{p.name.value}` of `{fv.name}` is declared {t} but the analyzer "
+                    f"infers {tr.fmt_array(a.value)}: {'; '.join(reasons)}. Under "
+                    f"@check_shardings the call raises ShardingMismatchError; without it the "
+                    f"annotation is wrong. Fix: `reshard` the argument to the declared sharding, "
+                    f"or correct the annotation.")))
+
     def record(self, kind: str, event: Any) -> None:
         if self.cur is not None:
             getattr(self.cur, kind).append(event)
+
+    def infer(self, at: cst.CSTNode, fn: Any, *args: Any, fallback: Value = UNKNOWN,
+              **kwargs: Any) -> Value:
+        """Run a transfer rule; a violation is recorded and its result is unknown."""
+        try:
+            out = fn(*args, **kwargs)
+        except tr.Violation as v:
+            self.record("violations", ShardingViolation(v.rule, at, v.message))
+            return fallback
+        return out if out is not None else fallback
+
+    def sizes(self, ctx: MeshCtx, x: Optional[Value] = None) -> Any:
+        mesh = x.mesh if isinstance(x, ArrayVal) and x.mesh is not None else (
+            ctx.mesh if ctx.known else None)
+        return (lambda a: mesh.size_of(a)) if mesh is not None else (lambda a: None)
+
+    def spec_dims(self, spec: Value, mesh: Optional[MeshVal], rank: Optional[int],
+                  ctx: MeshCtx) -> Optional[Tuple[Tuple[str, ...], ...]]:
+        """The dims ``jax.typeof`` shows for an array placed with ``spec`` on ``mesh``:
+        Explicit axes only; unknown (None) when anything is."""
+        if not isinstance(spec, SpecVal) or not spec.complete or mesh is None or rank is None:
+            return None
+        if mesh.names is None or mesh.types is None or len(spec.entries) > rank:
+            return None
+        if ctx.manual_axes or spec.unreduced or spec.reduced:
+            return None
+        out = []
+        for e in spec.entries:
+            if e is None:
+                out.append(())
+                continue
+            if not isinstance(e, tuple) or any(not isinstance(a, str) or a not in mesh.names for a in e):
+                return None
+            out.append(tuple(a for a in e if mesh.type_of(a) == AxisType.Explicit))
+        return tuple(out) + ((),) * (rank - len(spec.entries))
+
+    def out_sharding_fn(self, ctx: MeshCtx) -> Any:
+        def fn(v: Value, rank: Optional[int]):
+            spec, mesh = v, self.context_mesh(ctx)
+            if isinstance(v, ShardingVal):
+                spec, mesh = v.spec, v.mesh if isinstance(v.mesh, MeshVal) else None
+            if not isinstance(spec, SpecVal) or not spec.complete or mesh is None:
+                return None
+            n = rank if rank is not None else len(spec.entries)
+            if spec.reduced or any(not isinstance(a, str) for a in spec.unreduced):
+                return None
+            dims = self.spec_dims(SpecVal(spec.entries), mesh, n, ctx)
+            if dims is None:
+                return None
+            return dims, frozenset(spec.unreduced)
+        return fn
 
     # -- statements -----------------------------------------------------------------------
     def exec_block(self, body: Any, env: Env, ctx: MeshCtx) -> MeshCtx:
@@ -544,16 +673,24 @@ class SemanticModel:
                 value = QualName(full)
             self.assign(target, value, env, ctx)
 
-    def assign(self, target: cst.CSTNode, v: Value, env: Env, ctx: MeshCtx) -> None:
+    def assign(self, target: cst.CSTNode, v: Value, env: Env, ctx: MeshCtx,
+               record: bool = True) -> None:
         if isinstance(target, cst.Name):
             env.vars[target.value] = v
+            if record and self.cur is not None and isinstance(v, ArrayVal) and not v.numpy:
+                mesh = ctx.mesh if ctx.known and ctx.mesh is not None else v.mesh
+                self.record("types", TypeRecord(target, target.value, v,
+                                                mesh.names if mesh is not None else None))
         elif isinstance(target, (cst.Tuple, cst.List)):
             elems = target.elements
             starred = any(isinstance(e, cst.StarredElement) for e in elems)
             items = v.items if isinstance(v, TupleVal) and not starred and len(v.items) == len(elems) else None
+            if isinstance(v, ArrayVal) and not starred and v.shape and v.shape[0] == len(elems):
+                seq = _iter_items(v)
+                items = tuple(seq) if seq is not None else None
             for i, e in enumerate(elems):
                 t = e.value if isinstance(e, (cst.Element, cst.StarredElement)) else e
-                self.assign(t, items[i] if items is not None else UNKNOWN, env, ctx)
+                self.assign(t, items[i] if items is not None else UNKNOWN, env, ctx, record)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
             self.ev(target.value, env, ctx)
 
@@ -621,6 +758,8 @@ class SemanticModel:
             v = self.ev(e.expression, env, ctx)
             if isinstance(e.operator, cst.Minus) and isinstance(v, Const) and isinstance(v.value, (int, float)):
                 return Const(-v.value)
+            if isinstance(v, ArrayVal) and isinstance(e.operator, (cst.Minus, cst.Plus, cst.BitInvert)):
+                return tr.same(v, e)
             return UNKNOWN
         if isinstance(e, cst.Subscript):
             return self.subscript(e, env, ctx)
@@ -635,6 +774,17 @@ class SemanticModel:
             v = self.ev(e.value, env, ctx)
             self.assign(e.target, v, env, ctx)
             return v
+        if isinstance(e, (cst.ListComp, cst.GeneratorExp)) and e.for_in.inner_for_in is None \
+                and not e.for_in.ifs and not e.for_in.asynchronous:
+            it = self.ev(e.for_in.iter, env, ctx)
+            items = _iter_items(it)
+            if items is not None:
+                out = []
+                for item in items:
+                    cenv = Env(parent=env)
+                    self.assign(e.for_in.target, item, cenv, ctx, record=False)
+                    out.append(self.ev(e.elt, cenv, ctx))
+                return TupleVal(tuple(out), is_list=isinstance(e, cst.ListComp))
         if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             cenv = Env(parent=env)
             for f in _comp_fors(e.for_in):
@@ -645,6 +795,15 @@ class SemanticModel:
                 self.ev(e.value, cenv, ctx)
             else:
                 self.ev(e.elt, cenv, ctx)
+            return UNKNOWN
+        if isinstance(e, cst.Comparison) and len(e.comparisons) == 1 and not isinstance(
+                e.comparisons[0].operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+            left = self.ev(e.left, env, ctx)
+            right = self.ev(e.comparisons[0].comparator, env, ctx)
+            if isinstance(left, ArrayVal) or isinstance(right, ArrayVal):
+                res = self.infer(e, tr.broadcast_dims, "comparison", [left, right], node=e,
+                                 fallback=ArrayVal(None, varying=union_varying([left, right])))
+                return replace(res, dtype="bool", weak=False) if isinstance(res, ArrayVal) else res
             return UNKNOWN
         if isinstance(e, (cst.BooleanOperation, cst.Comparison)):
             for child in e.children:
@@ -701,13 +860,20 @@ class SemanticModel:
             if attr == "ndim" and base.shape is not None:
                 return Const(len(base.shape))
             if attr == "T":
-                shape = tuple(reversed(base.shape)) if base.shape is not None else None
-                return ArrayVal(shape, base.mesh, None, e, base.varying)
+                return tr.transpose(base, None, e)
+            if attr == "mT" and tr.rank(base):
+                return tr.swapaxes(base, -1, -2, e)
+            if attr == "size" and base.shape is not None and None not in base.shape:
+                return Const(math.prod(base.shape))  # type: ignore[arg-type]
+            if attr == "dtype" and base.dtype is not None:
+                return QualName(f"jax.numpy.{base.dtype}")
             return UNKNOWN
         return UNKNOWN
 
     def subscript(self, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
         base = self.ev(e.value, env, ctx)
+        if isinstance(base, ArrayVal):
+            return self.index_array(base, e, env, ctx)
         if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
             parts: List[Value] = []
             for s in e.slice:
@@ -741,6 +907,42 @@ class SemanticModel:
         if isinstance(base, DictVal) and isinstance(idx, Const):
             return base.get(idx.value)
         return UNKNOWN
+
+    def index_array(self, base: ArrayVal, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
+        """``x[...]``: basic indexing through ``transfer.index``."""
+        items: List[Any] = []
+        parts: List[Value] = [base]
+        for s in e.slice:
+            sl = s.slice
+            if isinstance(sl, cst.Slice):
+                vals = [self.ev(x, env, ctx) if x is not None else Const(None)
+                        for x in (sl.lower, sl.upper, sl.step)]
+                parts.extend(vals)
+                if all(isinstance(v, Const) and v.value is None for v in vals):
+                    items.append(tr.FULL)
+                else:
+                    items.append(("slice",) + tuple(
+                        v.value if isinstance(v, Const) and (v.value is None or const_int(v) is not None)
+                        else "?" for v in vals))
+                continue
+            v = self.ev(sl.value, env, ctx)  # type: ignore[union-attr]
+            parts.append(v)
+            if isinstance(v, Const) and v.value is None:
+                items.append(tr.NEW)
+            elif isinstance(v, Const) and v.value is Ellipsis:
+                items.append(tr.ELLIPSIS)
+            elif const_int(v) is not None:
+                items.append(("int", const_int(v)))
+            elif isinstance(v, ArrayVal) and v.dtype != "bool" and tr.rank(v) is not None:
+                items.append(("array",))
+            else:
+                items.append(None)
+        vary = union_varying(parts)
+        fallback = ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
+        res = self.infer(e, tr.index, base, items, e, fallback=fallback)
+        if isinstance(res, ArrayVal) and res.varying != vary:
+            res = replace(res, varying=vary)
+        return res
 
     def binop(self, op: str, a: Value, b: Value, node: cst.CSTNode, ctx: MeshCtx) -> Value:
         if isinstance(a, Const) and isinstance(b, Const):
@@ -776,9 +978,20 @@ class SemanticModel:
                     self.record("mesh_meets", MeshMeet(node, a.mesh, b.mesh,
                                                        "an elementwise operation"))
         if isinstance(a, ArrayVal) or isinstance(b, ArrayVal):
+            if all(x.numpy for x in (a, b) if isinstance(x, ArrayVal)):
+                return ArrayVal(None, node=node, numpy=True)
             vary = union_varying([a, b])
-            if vary is not None:
-                return ArrayVal(None, node=node, varying=vary)
+            fallback = ArrayVal(None, node=node, varying=vary) if vary is not None else UNKNOWN
+            if op == "MatrixMultiply":
+                if isinstance(a, ArrayVal) and isinstance(b, ArrayVal):
+                    return self.infer(node, tr.matmul, "@", a, b, None, False, node, fallback=fallback)
+                return fallback
+            res = self.infer(node, tr.broadcast_dims, _OP_NAMES.get(op, op), [a, b], node=node,
+                             fallback=fallback)
+            if op == "Divide" and isinstance(res, ArrayVal):
+                dt, weak = tr.to_float((res.dtype, res.weak))
+                res = replace(res, dtype=dt, weak=weak)
+            return res
         return UNKNOWN
 
     # -- calls -------------------------------------------------------------------------------
@@ -795,7 +1008,7 @@ class SemanticModel:
                     self.record("api_uses", ApiUse(name, func, "call"))
                 return self.call_value(QualName(name), e, args, env, ctx)
             if isinstance(base, ArrayVal):
-                return self.array_method(base, meth, args, e)
+                return self.array_method(base, meth, args, e, ctx)
             if meth in ("normal", "uniform", "standard_normal", "random", "integers"):
                 size = _kw(args, "size")
                 if size is not None and int_tuple(size) is not None:
@@ -820,13 +1033,17 @@ class SemanticModel:
         kws = {a.keyword: a.value for a in args if a.keyword is not None}
         if isinstance(callee, FuncVal):
             self.pass_functions(args, ctx)
+            self.check_call_annotations(callee, args, e, env, ctx)
             self.note_call(callee, ctx, pos)
             return self.eval_return(callee, pos, kws, ctx)
         if isinstance(callee, JitVal):
             self.pass_functions(args, ctx)
+            self.check_call_annotations(callee, args, e, env, ctx)
+            self.check_in_shardings(callee, args, ctx)
             if isinstance(callee.func, ShardMapVal):
-                self.call_shard_map(callee.func, ctx, pos, e)
-                return UNKNOWN
+                return self.call_shard_map(callee.func, ctx, pos, e)
+            if isinstance(callee.func, _GradVal):
+                return self.call_grad(callee.func, e, pos, kws, ctx)
             self.note_call(callee.func, ctx, pos)
             return self.eval_return(callee.func, pos, kws, ctx) if isinstance(callee.func, FuncVal) else UNKNOWN
         if isinstance(callee, PartialVal):
@@ -842,8 +1059,10 @@ class SemanticModel:
                 return self.eval_return(inner, callee.args + pos, kws2, ctx)
             return UNKNOWN
         if isinstance(callee, ShardMapVal):
-            self.call_shard_map(callee, ctx, pos, e)
-            return UNKNOWN
+            return self.call_shard_map(callee, ctx, pos, e)
+        if isinstance(callee, _GradVal):
+            self.pass_functions(args, ctx)
+            return self.call_grad(callee, e, pos, kws, ctx)
         if isinstance(callee, _ShardMapFactory):
             merged = list(args) + [_Arg(k, "", v, e) for k, v in callee.kwargs]
             return self.call_api(callee.api, callee.node, merged, env, ctx)
@@ -860,6 +1079,8 @@ class SemanticModel:
         """
         for a in args:
             v = a.value
+            if isinstance(v, _GradVal):
+                v = v.func
             if isinstance(v, (FuncVal, JitVal, PartialVal, ShardMapVal)):
                 if opaque:
                     # it may set a mesh (a test's with_explicit_mesh) or bind axes (pallas_call)
@@ -911,7 +1132,20 @@ class SemanticModel:
             self._ret_cache[key] = result
         return result
 
-    def array_method(self, base: ArrayVal, meth: str, args: List[_Arg], e: cst.Call) -> Value:
+    def array_method(self, base: ArrayVal, meth: str, args: List[_Arg], e: cst.Call,
+                     ctx: MeshCtx = UNKNOWN_CTX) -> Value:
+        if not any(a.star for a in args):
+            pos = [a.value for a in args if a.keyword is None]
+            kws = {a.keyword: a.value for a in args if a.keyword is not None}
+            vary = union_varying([base] + pos)
+            fallback = ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
+            res = self.infer(e, ops.method, base, meth, pos, kws, e, self.sizes(ctx, base),
+                             self.out_sharding_fn(ctx), fallback=None)  # type: ignore[arg-type]
+            if res is None:
+                if self.cur is not None and any(v.node is e for v in self.cur.violations):
+                    return fallback
+            else:
+                return res
         if meth == "reshape":
             pos = [a.value for a in args if a.keyword is None]
             shape = int_tuple(pos[0]) if len(pos) == 1 else tuple(const_int(p) for p in pos)
@@ -955,7 +1189,7 @@ class SemanticModel:
             if f is UNKNOWN and not pos:
                 return PartialVal(QualName(name), (), tuple((k, a.value) for k, a in kw.items()))
             self.check_jit_shardings(kw, e, ctx)
-            return JitVal(f, e)
+            return JitVal(f, e, kw["in_shardings"].value if "in_shardings" in kw else None)
         if name == api.PARTIAL:
             if not pos:
                 return UNKNOWN
@@ -975,7 +1209,15 @@ class SemanticModel:
             axes = str_tuple(axes_v)
             if axes is not None and self.cur is not None:
                 self.record("collectives", CollectiveCall(name, axes, e, ctx))  # type: ignore[arg-type]
-            return self.collective_result(name, pos, kw, axes)
+            return self.collective_result(name, pos, kw, axes, ctx)
+        if name in ("jax.grad", "jax.value_and_grad") and pos:
+            return _GradVal(pos[0], name == "jax.value_and_grad", kw.get("argnums"),
+                            kw.get("has_aux"))
+        if name in ("jax.tree.map", "jax.tree_util.tree_map") and len(pos) >= 2:
+            self.pass_functions(args, ctx, opaque=False)
+            mapped = self.tree_map(pos[0], pos[1:], ctx)
+            if mapped is not None:
+                return mapped
         if name in _TRANSPARENT_WRAPPERS:
             self.pass_functions(args, ctx, opaque=False)
             return UNKNOWN
@@ -992,7 +1234,7 @@ class SemanticModel:
             i = api.ARRAY_CONSTRUCTORS[name]
             shape = int_tuple(_arg(pos, kw, i, "shape"))
             self.check_out_sharding(name, e, kw, shape, ctx)
-            return ArrayVal(shape, node=e)
+            return self.constructed(name, e, shape, pos, kw, ctx)
         if name in api.ARANGES:
             nums = [p.value if isinstance(p, Const) and isinstance(p.value, (int, float))
                     and not isinstance(p.value, bool) else None for p in pos[:3]]
@@ -1004,28 +1246,52 @@ class SemanticModel:
                     n = max(0, math.ceil((stop - start) / step))
             shape = (n,) if n is not None else None
             self.check_out_sharding(name, e, kw, shape, ctx)
-            return ArrayVal(shape, node=e)
+            dt = ops._dtype_of(kw["dtype"].value) if "dtype" in kw else (
+                None if None in nums or not nums else
+                "float32" if any(isinstance(x, float) for x in nums) else "int32")
+            if name.startswith("numpy."):
+                return ArrayVal(shape, node=e, dtype={"int32": "int64", "float32": "float64"}.get(
+                    dt, dt) if "dtype" not in kw else dt, numpy=True)  # type: ignore[arg-type]
+            return self.constructed(name, e, shape, [], {"dtype": _Arg("dtype", "", QualName(
+                f"jax.numpy.{dt}"), e)} if dt else {"dtype": _Arg("dtype", "", UNKNOWN, e)}, ctx,
+                                    default=dt)
+        if name in ("jax.random.key", "jax.random.split", "jax.random.fold_in"):
+            if name == "jax.random.split":
+                n = const_int(_arg(pos, kw, 1, "num")) if _has(args, 1, "num") else 2
+                base = pos[0] if pos else UNKNOWN
+                if n is None or not (isinstance(base, ArrayVal) and base.shape == ()):
+                    return UNKNOWN
+                shape: Tuple[int, ...] = (n,)
+            else:
+                shape = ()
+            return ArrayVal(shape, self.context_mesh(ctx), None, e, frozenset(), dtype="key<fry>",
+                            weak=False, dims=((),) * len(shape))
         if name in ("numpy.random.randn", "numpy.random.rand"):
-            return ArrayVal(tuple(const_int(p) for p in pos), node=e)
+            return ArrayVal(tuple(const_int(p) for p in pos), node=e, dtype="float64", numpy=True)
         if name.startswith("numpy.random.") and "size" in kw:
-            return ArrayVal(int_tuple(kw["size"].value), node=e)
-        if name in ("jax.numpy.reshape", "numpy.reshape") and len(pos) >= 2 and isinstance(pos[0], ArrayVal):
-            return ArrayVal(_resolve_reshape(pos[0].shape, int_tuple(pos[1])), node=e)
+            return ArrayVal(int_tuple(kw["size"].value), node=e, numpy=True)
+        if name == "numpy.reshape" and len(pos) >= 2 and isinstance(pos[0], ArrayVal):
+            return ArrayVal(_resolve_reshape(pos[0].shape, int_tuple(pos[1])), node=e, numpy=True)
         if name in ("jax.numpy.array", "numpy.array", "jax.numpy.asarray", "numpy.asarray"):
-            shape = _literal_shape(pos[0]) if pos else None
+            return self.as_array(name, e, pos, kw, ctx)
+        if name in ("sharding_types.assert_sharding", "sharding_types.typeof") and pos:
+            if name.endswith("assert_sharding") and len(pos) >= 2:
+                return self.assert_type(pos[0], pos[1], _arg_node(args, 0, "x") or e, e, ctx)
+            return UNKNOWN
+
+        if name in ("numpy.zeros_like", "numpy.ones_like"):
             if pos and isinstance(pos[0], ArrayVal):
-                shape = pos[0].shape
-            return ArrayVal(shape, node=e) if shape is not None else UNKNOWN
-        if name in ("jax.numpy.zeros_like", "jax.numpy.ones_like", "numpy.zeros_like",
-                    "numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like"):
-            if pos and isinstance(pos[0], ArrayVal):
-                return ArrayVal(pos[0].shape, node=e)
+                return ArrayVal(pos[0].shape, node=e, numpy=True)
             return UNKNOWN
         if name in ("jax.numpy.dot", "jax.numpy.matmul", "jax.numpy.einsum", "jax.lax.dot_general",
                     "jax.lax.dot", "jax.numpy.tensordot"):
             self.check_out_sharding(name, e, kw, None, ctx)
             vary = union_varying([a.value for a in args if a.keyword is None])
-            return ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
+            fallback = ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
+            if any(a.star for a in args):
+                return fallback
+            return self.infer(e, ops.call_op, name, pos, {k: a.value for k, a in kw.items()}, e,
+                              self.sizes(ctx), self.out_sharding_fn(ctx), fallback=fallback)
         if name == "jax.sharding.AxisType" or name.startswith("jax.sharding.AxisType."):
             return QualName(name)
         if kw.get("out_sharding") is not None:
@@ -1034,12 +1300,19 @@ class SemanticModel:
         if name.startswith(_ARRAY_FUNCTION_PREFIXES) and not any(
                 isinstance(a.value, (FuncVal, JitVal, PartialVal)) for a in args):
             vary = union_varying([a.value for a in args if a.keyword not in ("axis", "dtype")])
-            if vary is not None:
-                return ArrayVal(None, node=e, varying=vary)
+            fallback = ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
+            if not any(a.star for a in args):
+                x = pos[0] if pos else None
+                res = self.infer(e, ops.call_op, name, pos, {k: a.value for k, a in kw.items()}, e,
+                                 self.sizes(ctx, x), self.out_sharding_fn(ctx), fallback=fallback)
+                if isinstance(res, ArrayVal) and vary is not None and res.varying != vary:
+                    res = replace(res, varying=vary)
+                return res
+            return fallback
         return UNKNOWN
 
-    @staticmethod
-    def collective_result(name: str, pos: list, kw: dict, axes: Optional[tuple]) -> Value:
+    def collective_result(self, name: str, pos: list, kw: dict, axes: Optional[tuple],
+                          ctx: MeshCtx = UNKNOWN_CTX) -> Value:
         """The varying axes after a collective, as JAX 0.10.2 types them (checked against
         jax.typeof in tests): reductions drop the reduced axes; axis_index varies over its
         axis; pcast(to='varying') adds axes; all_gather, psum_scatter, ppermute and
@@ -1047,25 +1320,160 @@ class SemanticModel:
         if axes is None or None in axes:
             return UNKNOWN
         short = name.rsplit(".", 1)[-1]
+        mesh = ctx.mesh if ctx.known else None
         if short in ("axis_index",):
-            return ArrayVal((), varying=frozenset(axes))
+            return ArrayVal((), mesh, varying=frozenset(axes), dtype="int32", weak=False, dims=())
         if short == "axis_size":
-            return UNKNOWN
+            n_ax = tr._axes_size(axes, self.sizes(ctx))  # type: ignore[arg-type]
+            return Const(n_ax) if n_ax is not None else UNKNOWN
         x = pos[0] if pos else UNKNOWN
         vx = varying_of(x)
         if vx is None:
             return UNKNOWN
+        if not isinstance(x, ArrayVal):
+            x = ArrayVal(None)
         if short in ("psum", "pmean", "pmax", "pmin"):
-            return ArrayVal(None, varying=vx - frozenset(axes))
+            res = replace(x, node=None, spec=None, varying=vx - frozenset(axes))
+            if short == "pmean":
+                dt, weak = tr.to_float((x.dtype, x.weak))
+                res = replace(res, dtype=dt, weak=weak)
+            return res
         if short == "pcast":
             to = const_str(kw["to"].value) if "to" in kw else None
             if to == "varying":
-                return ArrayVal(None, varying=vx | frozenset(axes))
+                return replace(x, node=None, spec=None, varying=vx | frozenset(axes))
             return UNKNOWN
         if short in ("all_gather", "psum_scatter", "ppermute", "all_to_all", "pshuffle"):
             to = const_str(kw["to"].value) if "to" in kw else "varying"
-            return ArrayVal(None, varying=vx) if to == "varying" else UNKNOWN
+            if to != "varying":
+                return UNKNOWN
+            if short in ("ppermute", "pshuffle"):
+                return replace(x, node=None, spec=None, varying=vx)
+            n_ax = tr._axes_size(axes, self.sizes(ctx))  # type: ignore[arg-type]
+            ckw = {k: (a.value.value if isinstance(a.value, Const) else a.value) for k, a in kw.items()}
+            cpos = [p.value if isinstance(p, Const) else p for p in pos]
+            return tr.gather_like(short, x, n_axis=n_ax, kw=ckw, pos=cpos, varying=vx)
         return UNKNOWN
+
+    # -- array sources --------------------------------------------------------------------
+    def constructed(self, name: str, e: cst.CSTNode, shape: Optional[tuple], pos: list,
+                    kw: dict, ctx: MeshCtx, default: Optional[str] = None) -> Value:
+        """zeros/ones/full/empty and jax.random samplers: replicated unless out_sharding."""
+        short = name.rsplit(".", 1)[-1]
+        dt: Optional[str] = default
+        weak: Optional[bool] = False
+        if name.startswith("jax.random."):
+            i, dt = _RANDOM_DTYPES.get(short, (None, None))  # type: ignore[assignment]
+            if i is not None:
+                v = _arg(pos, kw, i, "dtype")
+                if v is not UNKNOWN:
+                    dt = ops._dtype_of(v)
+        else:
+            i = 2 if short == "full" else 1
+            v = _arg(pos, kw, i, "dtype")
+            if v is not UNKNOWN and not (isinstance(v, Const) and v.value is None):
+                dt = ops._dtype_of(v)
+            elif short == "full":
+                fill = _arg(pos, kw, 1, "fill_value")
+                sd = tr.scalar_dtype(fill)
+                dt, weak = (sd if sd is not None else (None, None))
+                if isinstance(fill, ArrayVal):
+                    dt, weak = fill.dtype, fill.weak
+            elif default is None:
+                dt = "float64" if name.startswith("numpy.") else "float32"
+        if name.startswith("numpy."):
+            return ArrayVal(shape, node=e, dtype=dt, numpy=True)
+        rank = len(shape) if shape is not None else None
+        dims: Optional[tuple] = ((),) * rank if rank is not None else None
+        if "out_sharding" in kw and not (isinstance(kw["out_sharding"].value, Const)
+                                         and kw["out_sharding"].value.value is None):
+            out = self.out_sharding_fn(ctx)(kw["out_sharding"].value, rank)
+            dims = out[0] if out is not None and not out[1] else None
+        if ctx.manual_axes and dims is not None and any(dims):
+            dims = None
+        return ArrayVal(shape, self.context_mesh(ctx), None, e, frozenset(), dtype=dt,
+                        weak=weak, dims=dims)
+
+    def as_array(self, name: str, e: cst.CSTNode, pos: list, kw: dict, ctx: MeshCtx) -> Value:
+        """jnp.array / jnp.asarray / np.array / np.asarray."""
+        x = pos[0] if pos else UNKNOWN
+        dt_arg = kw["dtype"].value if "dtype" in kw else (pos[1] if len(pos) > 1 else None)
+        dt = ops._dtype_of(dt_arg) if dt_arg is not None else None
+        to_numpy = name.startswith("numpy.")
+        if isinstance(x, ArrayVal):
+            if to_numpy:
+                return ArrayVal(x.shape, node=e, dtype=dt or x.dtype, numpy=True)
+            if x.numpy:
+                return ArrayVal(x.shape, self.context_mesh(ctx), None, e, frozenset(),
+                                dtype=dt or tr.canonical_dtype(x.dtype), weak=False,
+                                dims=((),) * len(x.shape) if x.shape is not None else None)
+            return replace(x, node=e, spec=None, dtype=dt or x.dtype,
+                           weak=False if dt else x.weak)
+        shape = _literal_shape(x)
+        if shape is None:
+            return UNKNOWN
+        if to_numpy:
+            lit = _literal_dtype(x)
+            return ArrayVal(shape, node=e, dtype=dt or {"int32": "int64", "float32": "float64"}.get(
+                lit or "", lit), numpy=True)
+        if dt is None:
+            dt = _literal_dtype(x)
+            weak: Optional[bool] = shape == () and dt in ("int32", "float32")
+        else:
+            weak = False
+        return ArrayVal(shape, self.context_mesh(ctx), None, e, frozenset(), dtype=dt, weak=weak,
+                        dims=((),) * len(shape))
+
+    def assert_type(self, x: Value, tval: Value, xnode: cst.CSTNode, e: cst.CSTNode,
+                    ctx: MeshCtx) -> Value:
+        """``assert_sharding(x, "...")``: compare, then x has the asserted type."""
+        t = ann.parse_or_none(const_str(tval))
+        if t is None or not isinstance(x, ArrayVal):
+            return x
+        reasons = ann.mismatches(t, x, {})
+        if reasons:
+            self.record("violations", ShardingViolation(tr.ANNOTATION, e, (
+                f"`assert_sharding` declares {t} but the analyzer infers {tr.fmt_array(x)}: "
+                f"{'; '.join(reasons)}. At runtime it raises ShardingMismatchError. Fix: "
+                f"correct the declared type, or `reshard` the value to the declared sharding "
+                f"before this line.")))
+            return replace(x, node=e)
+        return ann.from_annotation(t, {}, x, e)
+
+    def tree_map(self, f: Value, trees: list, ctx: MeshCtx) -> Optional[Value]:
+        """jax.tree.map over dicts/tuples of known structure: f on each leaf."""
+        if not isinstance(f, (FuncVal, PartialVal, JitVal)):
+            return None
+        first = trees[0]
+        if isinstance(first, DictVal):
+            keys = [k for k, _ in first.items]
+            if not all(isinstance(t, DictVal) and [k for k, _ in t.items] == keys for t in trees):
+                return None
+            out = [(k, self.tree_map(f, [t.get(k) for t in trees], ctx)) for k in keys]
+            return DictVal(tuple((k, v if v is not None else UNKNOWN) for k, v in out))
+        if isinstance(first, TupleVal):
+            n = len(first.items)
+            if not all(isinstance(t, TupleVal) and len(t.items) == n for t in trees):
+                return None
+            res = [self.tree_map(f, [t.items[i] for t in trees], ctx) for i in range(n)]  # type: ignore[union-attr]
+            return TupleVal(tuple(v if v is not None else UNKNOWN for v in res), first.is_list)
+        if isinstance(f, FuncVal) and all(isinstance(t, ArrayVal) for t in trees):
+            return self.eval_return(f, tuple(trees), {}, ctx)
+        return UNKNOWN
+
+    def call_grad(self, g: "_GradVal", e: cst.CSTNode, pos: tuple, kws: dict, ctx: MeshCtx) -> Value:
+        """Calling ``grad(f)``: f runs on the arguments; each gradient has the type of
+        its primal (JAX 0.10.2 gives cotangents their primal's sharding)."""
+        self.note_call(g.func, ctx, pos)
+        argnums = 0 if g.argnums is None else const_int(g.argnums.value)
+        aux = g.has_aux is not None and not (isinstance(g.has_aux.value, Const) and g.has_aux.value.value is False)
+        if argnums is None or argnums >= len(pos) or aux:
+            return UNKNOWN
+        grads = _grad_like(pos[argnums])
+        if not g.with_value:
+            return grads
+        value = self.eval_return(g.func, pos, kws, ctx) if isinstance(g.func, FuncVal) else UNKNOWN
+        return TupleVal((value, grads))
 
     def make_spec(self, args: List[_Arg], e: cst.CSTNode) -> SpecVal:
         entries: List[Any] = []
@@ -1152,6 +1560,39 @@ class SemanticModel:
             for _, v in (target.items if isinstance(target, DictVal) else enumerate(target.items)):
                 self._place_tree(name, what, e, UNKNOWN, v, ctx)
             return UNKNOWN
+        if isinstance(x, DictVal) and isinstance(target, (SpecVal, ShardingVal)):
+            return DictVal(tuple((k, self._place_tree(name, what, e, v, target, ctx))
+                                 for k, v in x.items))
+        if isinstance(x, TupleVal) and isinstance(target, (SpecVal, ShardingVal)):
+            return TupleVal(tuple(self._place_tree(name, what, e, v, target, ctx)
+                                  for v in x.items), x.is_list)
+        placed = self._place_leaf(name, what, e, x, target, ctx)
+        if isinstance(placed, ArrayVal) and isinstance(x, ArrayVal):
+            spec, mesh = (target, self.context_mesh(ctx)) if isinstance(target, SpecVal) else (
+                (target.spec, target.mesh if isinstance(target.mesh, MeshVal) else None)
+                if isinstance(target, ShardingVal) else (None, None))
+            n = tr.rank(x)
+            dims = self.spec_dims(spec, mesh, n, ctx) if spec is not None else None  # type: ignore[arg-type]
+            if (name == api.WITH_SHARDING_CONSTRAINT and dims is not None and x.dims is not None
+                    and mesh is not None and mesh.types is not None
+                    and all(t == AxisType.Explicit for t in mesh.types) and dims != x.dims):
+                self.record("violations", ShardingViolation(tr.ANNOTATION, e, (
+                    f"`with_sharding_constraint` asks for {tr.fmt_spec(dims)} but the value is "
+                    f"{tr.fmt_array(x)}. On a mesh whose axes are all Explicit it acts as an "
+                    f"assert: JAX raises AssertionError (\"`with_sharding_constraint` acts as an "
+                    f"assert when all axes of mesh are of type `Explicit`\"). Fix: use "
+                    f"`jax.sharding.reshard(x, {tr.fmt_spec(dims)})` to change the sharding.")))
+            dtype = tr.canonical_dtype(x.dtype) if x.numpy else x.dtype
+            weak = False if x.numpy else x.weak
+            if name == api.WITH_SHARDING_CONSTRAINT and mesh is not None and mesh.types is not None \
+                    and any(t != AxisType.Explicit for t in mesh.types):
+                dims = None  # on Auto axes the constraint is a hint the compiler may move
+            placed = replace(placed, dtype=dtype, weak=weak, dims=dims,
+                             varying=x.varying, unreduced=frozenset() if x.numpy else x.unreduced)
+        return placed
+
+    def _place_leaf(self, name: str, what: str, e: cst.CSTNode, x: Value, target: Value,
+                    ctx: MeshCtx) -> Value:
         shape = x.shape if isinstance(x, ArrayVal) else None
         if isinstance(target, SpecVal):
             mesh = self.context_mesh(ctx)
@@ -1194,6 +1635,35 @@ class SemanticModel:
                 mesh = v.mesh if isinstance(v.mesh, MeshVal) else None
                 self.record("spec_uses", SpecUse(v.spec, v.spec.node or a.node, f"{short}({key}=)",
                                                  mesh, shape))
+
+    def check_in_shardings(self, jv: JitVal, args: List[_Arg], ctx: MeshCtx) -> None:
+        """``jax.jit(f, in_shardings=...)`` called with an argument sharded otherwise."""
+        if not isinstance(jv.node, cst.Call) or self.cur is None:
+            return
+        ins = [a for a in jv.node.args if a.keyword is not None and a.keyword.value == "in_shardings"]
+        if not ins:
+            return
+        target = jv.in_shardings
+        pos = [a for a in args if a.keyword is None and not a.star]
+        leaves = (list(target.items) if isinstance(target, TupleVal) else
+                  [target] * len(pos) if isinstance(target, (ShardingVal, SpecVal)) else [])
+        for a, t in zip(pos, leaves):
+            x = a.value
+            if not isinstance(x, ArrayVal) or x.dims is None:
+                continue
+            spec, mesh = (t, self.context_mesh(ctx)) if isinstance(t, SpecVal) else (
+                (t.spec, t.mesh if isinstance(t.mesh, MeshVal) else None)
+                if isinstance(t, ShardingVal) else (None, None))
+            if spec is None or mesh is None or mesh.types is None or any(
+                    ty != AxisType.Explicit for ty in mesh.types):
+                continue
+            dims = self.spec_dims(spec, mesh, tr.rank(x), ctx)
+            if dims is not None and dims != x.dims:
+                self.record("violations", ShardingViolation(tr.ANNOTATION, a.node, (
+                    f"`jax.jit(in_shardings=)` declares {tr.fmt_spec(dims)} for this argument but "
+                    f"it is {tr.fmt_array(x)}. JAX raises ValueError (\"Sharding passed to jit "
+                    f"does not match the sharding on the respective arg\"). Fix: "
+                    f"`reshard(x, {tr.fmt_spec(dims)})` before the call, or change in_shardings.")))
 
     def check_jit_shardings(self, kw: dict, e: cst.CSTNode, ctx: MeshCtx) -> None:
         for key in ("in_shardings", "out_shardings"):
@@ -1277,10 +1747,11 @@ class SemanticModel:
             body_ctx = MeshCtx(True, mesh, None, ctx.manual_axes | manual, event)
         else:
             body_ctx = MeshCtx(False, None, None, ctx.manual_axes, event)
-        self.note_call(event.func, body_ctx, self.body_args(event, manual))
+        event.noted, event.body_ctx, event.manual = self.body_args(event, manual), body_ctx, manual
+        self.note_call(event.func, body_ctx, event.noted)
 
-    @staticmethod
-    def body_args(event: ShardMapCall, manual: Optional[frozenset]) -> tuple:
+    def body_args(self, event: ShardMapCall, manual: Optional[frozenset],
+                  call_args: Optional[tuple] = None, node: Optional[cst.CSTNode] = None) -> tuple:
         """The body's parameters as JAX sees them: each varies over the manual axes its
         in_spec names (``{V:...}``)."""
         if manual is None:
@@ -1301,14 +1772,77 @@ class SemanticModel:
         else:
             return ()
 
-        def arg(spec: Value) -> Value:
-            if isinstance(spec, SpecVal) and spec.complete:
-                return ArrayVal(None, varying=frozenset(spec.axis_names()) & manual)
+        mesh = event.mesh
+
+        def arg(spec: Value, a: Value) -> Value:
+            if not (isinstance(spec, SpecVal) and spec.complete):
+                return UNKNOWN
+            vary = frozenset(spec.axis_names()) & manual  # type: ignore[operator]
+            if not isinstance(a, ArrayVal) or a.dims is None or a.shape is None or mesh is None \
+                    or len(spec.entries) > len(a.dims) or a.varying != frozenset() or a.unreduced \
+                    or (a.mesh is not None and a.mesh is not mesh and a.mesh.same_shape(mesh) is not True):
+                return ArrayVal(None, mesh, varying=vary)
+            entries = list(spec.entries) + [None] * (len(a.dims) - len(spec.entries))
+            if any(e is not None and not (isinstance(e, tuple) and all(isinstance(x, str) for x in e))
+                   for e in entries):
+                return ArrayVal(None, mesh, varying=vary)
+            shape, dims = [], []
+            for size, e, d in zip(a.shape, entries, a.dims):
+                axes = tuple(e or ())
+                explicit = tuple(x for x in axes if mesh.type_of(x) == AxisType.Explicit)
+                if tuple(x for x in d if x in manual) != explicit:  # type: ignore[operator]
+                    if node is not None and mesh.types is not None:
+                        self.record("violations", ShardingViolation(tr.ANNOTATION, node, (
+                            f"shard_map in_specs {spec.describe()} does not match the input's "
+                            f"sharding {tr.fmt_array(a)}. On Explicit axes JAX checks them: it "
+                            f"raises ValueError (\"in_specs passed to shard_map: ... does not "
+                            f"match the specs of the input\"). Fix: make in_specs "
+                            f"{tr.fmt_spec(a.dims)} (or omit in_specs to infer it), or "
+                            f"`reshard` the input first.")))
+                    return ArrayVal(None, mesh, varying=vary)
+                n = tr._axes_size(axes, mesh.size_of)
+                if size is None or n is None or size % n:
+                    shape.append(None)
+                else:
+                    shape.append(size // n)
+                dims.append(tuple(x for x in d if x not in manual))  # type: ignore[operator]
+            return ArrayVal(tuple(shape), mesh, None, None, vary, dtype=a.dtype, weak=a.weak,
+                            dims=tuple(dims))
+        args = list(call_args or ())
+        return tuple(arg(sp, args[i] if i < len(args) else UNKNOWN) for i, sp in enumerate(items))
+
+    def shard_map_output(self, event: ShardMapCall, ret: Value, ctx: MeshCtx) -> Value:
+        """The global value a shard_map returns: each output's local shape times the mesh
+        axes its out_spec names; those axes (Explicit ones) shard it."""
+        mesh, manual = event.mesh, event.manual
+        if mesh is None or manual is None or ctx.manual_axes:
             return UNKNOWN
-        return tuple(arg(sp) for sp in items)
+        specs = event.out_specs
+
+        def one(spec: Value, r: Value) -> Value:
+            if isinstance(r, TupleVal) and isinstance(spec, SpecVal):
+                return TupleVal(tuple(one(spec, x) for x in r.items), r.is_list)
+            if not (isinstance(spec, SpecVal) and spec.complete and isinstance(r, ArrayVal)):
+                return UNKNOWN
+            if r.shape is None or r.dims is None or any(r.dims) or len(spec.entries) > len(r.shape):
+                return UNKNOWN
+            entries = list(spec.entries) + [None] * (len(r.shape) - len(spec.entries))
+            shape, dims = [], []
+            for size, e in zip(r.shape, entries):
+                if e is not None and not (isinstance(e, tuple) and all(isinstance(x, str) for x in e)):
+                    return UNKNOWN
+                axes = tuple(e or ())
+                n = tr._axes_size(axes, mesh.size_of)
+                shape.append(None if size is None or n is None else size * n)
+                dims.append(tuple(x for x in axes if mesh.type_of(x) == AxisType.Explicit))
+            return ArrayVal(tuple(shape), mesh, None, None, frozenset(), dtype=r.dtype,
+                            weak=r.weak, dims=tuple(dims))
+        if isinstance(specs, TupleVal) and isinstance(ret, TupleVal) and len(specs.items) == len(ret.items):
+            return TupleVal(tuple(one(sp, r) for sp, r in zip(specs.items, ret.items)))
+        return one(specs, ret)
 
     def call_shard_map(self, val: ShardMapVal, ctx: MeshCtx, args: Optional[tuple],
-                       node: Optional[cst.CSTNode]) -> None:
+                       node: Optional[cst.CSTNode]) -> Value:
         """``val`` is called (or may be) in context ``ctx``."""
         event = val.event
         if args is not None:
@@ -1325,6 +1859,28 @@ class SemanticModel:
                                     ctx if ctx.known else UNKNOWN_CTX)
         if args is not None:
             self.shard_map_call_shapes(event, args)
+        if args is None or event.body_ctx is None or event.manual is None:
+            return UNKNOWN
+        full = self.body_args(event, event.manual, args, node)
+        func = event.func
+        if any(isinstance(a, ArrayVal) and a.dims is not None for a in full):
+            info = self.funcs.get(func.func.node if isinstance(func, PartialVal) and isinstance(
+                func.func, FuncVal) else getattr(func, "node", None))
+            if info is not None and event.noted is not None:
+                for lst in info.call_args.values():
+                    lst[:] = [t for t in lst if t is not event.noted]
+                for key in list(info.calls):
+                    if not info.call_args.get(key):
+                        info.calls.pop(key, None)
+                        info.call_args.pop(key, None)
+            event.noted = full
+            self.note_call(func, event.body_ctx, full)
+        inner = func.func if isinstance(func, PartialVal) else func
+        bound = tuple(func.args) if isinstance(func, PartialVal) else ()
+        if not isinstance(inner, FuncVal):
+            return UNKNOWN
+        ret = self.eval_return(inner, bound + full, {}, event.body_ctx)
+        return self.shard_map_output(event, ret, ctx)
 
     def shard_map_call_shapes(self, event: ShardMapCall, args: tuple) -> None:
         specs = event.in_specs
@@ -1437,6 +1993,34 @@ def _resolve_reshape(old: Optional[tuple], new: Optional[tuple]) -> Optional[tup
             return tuple(total // rest if s == -1 else s for s in new)
         return None
     return None if -1 in new else new
+
+
+def _iter_items(v: Value) -> Optional[List[Value]]:
+    """The items a loop over ``v`` sees, when few and known."""
+    if isinstance(v, TupleVal) and len(v.items) <= 16:
+        return list(v.items)
+    if isinstance(v, ArrayVal) and v.shape and v.shape[0] is not None and 0 < v.shape[0] <= 16 \
+            and not v.numpy:
+        out = []
+        for i in range(v.shape[0]):
+            try:
+                out.append(tr.index(v, [("int", i)]))
+            except tr.Violation:
+                return None
+        return out
+    return None
+
+
+def _grad_like(v: Value) -> Value:
+    if isinstance(v, ArrayVal):
+        if v.dtype is not None and tr._KIND.get(v.dtype, 2) < 2:
+            return UNKNOWN  # integer primals have float0 tangents
+        return replace(v, node=None, spec=None, weak=False if v.weak is not None else None)
+    if isinstance(v, DictVal):
+        return DictVal(tuple((k, _grad_like(x)) for k, x in v.items))
+    if isinstance(v, TupleVal):
+        return TupleVal(tuple(_grad_like(x) for x in v.items), v.is_list)
+    return UNKNOWN
 
 
 def _literal_shape(v: Value) -> Optional[tuple]:

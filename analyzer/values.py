@@ -11,7 +11,7 @@ from typing import Any, Optional, Tuple
 
 import libcst as cst
 
-from sharding_types import AxisType, MeshModel
+from sharding_types import AxisType, Dim, MeshModel, ShardingType
 
 
 class Value:
@@ -160,6 +160,30 @@ class ArrayVal(Value):
     node: Optional[cst.CSTNode] = field(default=None, compare=False)
     # inside shard_map: the manual axes the value varies over ({V:...}); None = unknown
     varying: Optional[frozenset] = frozenset()
+    # the rest of its type as jax.typeof prints it; None = unknown
+    dtype: Optional[str] = None
+    weak: Optional[bool] = False
+    # per dim, the Explicit mesh axes it is sharded over (what typeof shows after '@')
+    dims: Optional[Tuple[Tuple[str, ...], ...]] = None
+    unreduced: Optional[frozenset] = frozenset()
+    numpy: bool = False  # a NumPy array on the host (no sharding type of its own)
+
+    def sharding_type(self, mesh_order: Optional[Tuple[str, ...]] = None) -> Optional[ShardingType]:
+        """The full type, when every part of it is known."""
+        if (self.numpy or self.dtype is None or self.weak is None or self.dims is None or self.shape is None
+                or None in self.shape or self.varying is None or self.unreduced is None
+                or len(self.shape) != len(self.dims)):
+            return None
+        order = mesh_order or (self.mesh.names if self.mesh is not None else None) or ()
+
+        def ordered(s: frozenset) -> Tuple[str, ...]:
+            return tuple(sorted(s, key=lambda a: (order.index(a) if a in order else len(order), a)))
+        try:
+            return ShardingType(self.dtype, tuple(Dim(s, axes=a) for s, a in zip(self.shape, self.dims)),
+                                varying=ordered(self.varying), unreduced=ordered(self.unreduced),
+                                weak_type=self.weak)
+        except (ValueError, TypeError):
+            return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -186,6 +210,7 @@ class JitVal(Value):
 
     func: Value
     node: Optional[cst.CSTNode] = field(default=None, compare=False)
+    in_shardings: Optional[Value] = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,7 +229,27 @@ def join(a: Value, b: Value) -> Value:
         return a
     if isinstance(a, QualName) and a == b:
         return a
+    if isinstance(a, ArrayVal) and isinstance(b, ArrayVal):
+        return join_arrays(a, b)
+    if isinstance(a, TupleVal) and isinstance(b, TupleVal) and len(a.items) == len(b.items):
+        return TupleVal(tuple(join(x, y) for x, y in zip(a.items, b.items)), a.is_list)
+    if isinstance(a, DictVal) and isinstance(b, DictVal) and [k for k, _ in a.items] == [k for k, _ in b.items]:
+        return DictVal(tuple((k, join(v, b.get(k))) for k, v in a.items))
     return UNKNOWN
+
+
+def join_arrays(a: "ArrayVal", b: "ArrayVal") -> "ArrayVal":
+    """What two arrays have in common; every part that differs becomes unknown."""
+    def same(x: Any, y: Any) -> Any:
+        return x if x == y else None
+    shape = None
+    if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
+        shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
+    return ArrayVal(shape, a.mesh if a.mesh is b.mesh else None,
+                    a.spec if a.spec is b.spec else None, None,
+                    same(a.varying, b.varying), dtype=same(a.dtype, b.dtype),
+                    weak=same(a.weak, b.weak), dims=same(a.dims, b.dims),
+                    unreduced=same(a.unreduced, b.unreduced), numpy=a.numpy and b.numpy)
 
 
 def const_str(v: Value) -> Optional[str]:
