@@ -11,6 +11,7 @@ import ast
 import os
 import re
 import traceback
+from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -158,3 +159,52 @@ def check_file(path: str, config: Optional[Config] = None,
     except OSError as e:
         return [_meta(INTERNAL_ERROR, f"cannot read this file: {e.strerror}", path, 1, 1)]
     return check_source(data, path, config, project)
+
+
+@dataclass(frozen=True)
+class InferredType:
+    """What the analyzer believes a name holds after an assignment."""
+
+    row: int
+    column: int
+    name: str
+    type: Optional[str]  # JAX's syntax, or None when (partly) unknown
+    partial: str  # what is known, e.g. "?[8@x,?]", for unknown ones
+
+
+def infer_types(source: bytes | str, path: str = "<string>", config: Optional[Config] = None,
+                project: Optional[Project] = None) -> List[InferredType]:
+    """Every array-valued assignment and the type inferred for it (``shardcheck types``).
+
+    A line analyzed more than once (a loop body, a function called in several
+    contexts) keeps its type only if every analysis agrees. Raises ``SyntaxError``
+    for source that does not parse."""
+    from .semantic import SemanticModel
+    from .transfer import fmt_array
+    config = config or Config()
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as e:
+        raise SyntaxError(str(e)) from None
+    name = module_name_for(path) if os.path.isfile(path) else ""
+    model = SemanticModel(module, name, project, config.mesh_values(),
+                          config.default_mesh_value()).build()
+    by_node: dict = {}
+    for rec in model.events.types:
+        t = rec.value.sharding_type(rec.mesh_order)
+        entry = (str(t) if t is not None else None, fmt_array(rec.value), rec.name)
+        prev = by_node.get(rec.node)
+        if prev is None:
+            by_node[rec.node] = entry
+        elif prev[0] != entry[0]:
+            by_node[rec.node] = (None, prev[1] if prev[1] == entry[1] else "?", rec.name)
+    if not by_node:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    out = []
+    for node, (t, partial, nm) in by_node.items():
+        pos = positions.get(node)
+        if pos is None:
+            continue
+        out.append(InferredType(pos.start.line, pos.start.column + 1, nm, t, partial))
+    return sorted(out, key=lambda r: (r.row, r.column))

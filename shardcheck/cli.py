@@ -20,7 +20,7 @@ from typing import List, Optional
 
 from sharding_types import GRAMMAR, ShardingSyntaxError, __version__, parse
 
-COMMANDS = ("check", "explain", "rules", "parse")
+COMMANDS = ("check", "explain", "rules", "parse", "types")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -112,6 +112,53 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if any(f.severity == ERROR for f in result.findings) else 0
 
 
+def _cmd_types(args: argparse.Namespace) -> int:
+    import json
+
+    from shardcheck.analyzer import config as cfgmod
+    from shardcheck.analyzer.discovery import discover
+    from shardcheck.analyzer.engine import infer_types
+    from shardcheck.analyzer.project import Project
+    try:
+        cfg = cfgmod.load(args.config, start=args.paths[0] if os.path.exists(args.paths[0]) else ".")
+    except cfgmod.ConfigError as e:
+        print(f"shardcheck: config error: {e}", file=sys.stderr)
+        return 2
+    files, missing = discover(args.paths, cfg)
+    for m in missing:
+        print(f"shardcheck: {m}: no such file or directory", file=sys.stderr)
+    if missing:
+        return 2
+    project = Project(cfg)
+    for f in files:
+        project.add_file(f)
+    rows, known, total, status = [], 0, 0, 0
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                types = infer_types(fh.read(), path, cfg, project)
+        except SyntaxError as e:
+            print(f"{path}: does not parse: {e}".splitlines()[0], file=sys.stderr)
+            status = 2
+            continue
+        for t in types:
+            total += 1
+            known += t.type is not None
+            if t.type is None and not args.all:
+                continue
+            rows.append({"path": path, "line": t.row, "column": t.column, "name": t.name,
+                         "type": t.type, "known": t.partial})
+    if args.format == "json":
+        print(json.dumps({"types": rows, "known": known, "total": total}, indent=2))
+    else:
+        for r in rows:
+            shown = r["type"] if r["type"] is not None else f"unknown (known: {r['known']})"
+            print(f"{r['path']}:{r['line']}:{r['column']}: {r['name']}: {shown}")
+        share = f"{100.0 * known / total:.0f}%" if total else "n/a"
+        print(f"{known} of {total} array assignments have a known type ({share})")
+    return status
+
+
 def _split(values: Optional[List[str]]) -> List[str]:
     out: List[str] = []
     for v in values or []:
@@ -153,6 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rules", help="list the rules")
     r.add_argument("--format", choices=("text", "json"), default="text")
     r.set_defaults(func=_cmd_rules)
+
+    t = sub.add_parser("types", help="print the sharding type inferred at each assignment "
+                                     "(like mypy's reveal_type)")
+    t.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    t.add_argument("--all", action="store_true", help="also list assignments whose type is unknown")
+    t.add_argument("--format", choices=("text", "json"), default="text")
+    t.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    t.set_defaults(func=_cmd_types)
 
     pp = sub.add_parser("parse", help="check sharding type strings and print them canonically")
     pp.add_argument("types", nargs="+", metavar="TYPE", help='e.g. "float32[8@data,16]"')

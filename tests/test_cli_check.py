@@ -293,3 +293,33 @@ def test_the_analyzer_never_imports_jax(tree):
             "assert not any(m == 'jax' or m.startswith('jax.') for m in sys.modules), 'jax imported'\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_types_prints_the_inferred_type_of_each_assignment():
+    code, out, _ = run(["types", "examples/tensor_parallel_mlp.py"], ROOT)
+    assert code == 0
+    assert "examples/tensor_parallel_mlp.py:30:5: h: float32[16@data,256@model]" in out
+    assert "examples/tensor_parallel_mlp.py:44:9: out: float32[16@data,64]" in out
+    assert out.strip().endswith("have a known type (100%)")
+
+
+def test_types_json_and_unknowns(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import jax.numpy as jnp\n\ndef f(i):\n    y = jnp.zeros((4, 2))\n"
+                   "    z = y[i]\n    return z\n")
+    code, out, _ = run(["types", str(src), "--format", "json", "--all"], tmp_path)
+    assert code == 0
+    data = json.loads(out)
+    rows = {r["name"]: r for r in data["types"]}
+    assert rows["y"]["type"] == "float32[4,2]"
+    assert rows["z"]["type"] is None and rows["z"]["known"] == "float32[?]"  # i is unknown
+    assert (data["known"], data["total"]) == (1, 2)
+
+
+def test_types_on_bad_input_exits_2(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = (\n")
+    code, _, err = run(["types", str(bad)], tmp_path)
+    assert code == 2 and "does not parse" in err and "Traceback" not in err
+    code, _, err = run(["types", str(tmp_path / "missing.py")], tmp_path)
+    assert code == 2 and "no such file" in err
