@@ -47,6 +47,14 @@ def test_every_rule_of_issue_3_has_a_broken_example():
             "no-mesh-context", "axis-type-mismatch", "mesh-mismatch", "deprecated-api"} <= names
 
 
+def test_every_rule_of_issue_4_has_a_broken_example():
+    names = {name for p in BROKEN for _, name in _expected(p)}
+    assert {"missing-collective", "contracting-sharding-mismatch",
+            "elementwise-sharding-conflict", "illegal-result-sharding",
+            "operand-sharding-mismatch", "reshape-sharded-dim", "sharded-axis-op",
+            "sharding-annotation-mismatch"} <= names
+
+
 @pytest.fixture(scope="module")
 def broken_runs(jax8):
     from jax_snippets import run_snippets

@@ -85,4 +85,7 @@ def test_the_issue_rule_names_exist():
     names = {r.NAME for r in RULES.values()}
     assert {"unknown-mesh-axis", "duplicate-mesh-axis", "spec-rank-mismatch",
             "indivisible-dimension", "unbound-collective-axis", "shard-map-arity-mismatch",
-            "no-mesh-context", "axis-type-mismatch", "mesh-mismatch", "deprecated-api"} <= names
+            "no-mesh-context", "axis-type-mismatch", "mesh-mismatch", "deprecated-api",
+            "missing-collective", "contracting-sharding-mismatch", "elementwise-sharding-conflict",
+            "illegal-result-sharding", "operand-sharding-mismatch", "reshape-sharded-dim",
+            "sharded-axis-op", "sharding-annotation-mismatch"} <= names

@@ -1,0 +1,61 @@
+from ..ftypes import Invalid, Valid
+from ..rule import ShardRule
+
+_HEAD = """import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+"""
+
+
+class ElementwiseShardingConflict(ShardRule):
+    """
+    ## What it does
+    Flags an elementwise operation (`+`, `*`, `jnp.maximum`, comparisons, ...) whose
+    operands are sharded over *different* mesh axes along the same dim, after
+    broadcasting, as JAX's `broadcasting_sharding_rule` sees them on an Explicit mesh.
+
+    ## Why is this bad?
+    JAX 0.10.2 raises `ShardingTypeError: add got incompatible shardings for
+    broadcasting` at trace time. Combining a sharded operand with a replicated one is
+    fine (the result takes the sharding), as is a size-1 dim broadcast against a sharded
+    one; only two different shardings of one dim conflict. `x` versus `(x, y)` is a
+    conflict too.
+
+    ## Example
+    ```python
+    a = jax.device_put(a, P("data", None))
+    b = jax.device_put(b, P("model", None))
+    c = a + b
+    ```
+
+    Use instead:
+    ```python
+    c = a + jax.sharding.reshard(b, P("data", None))
+    ```
+    """
+
+    CODE = "SC302"
+    NAME = "elementwise-sharding-conflict"
+    JAX_VERSIONS = "JAX 0.10.2 and later (explicit sharding, Explicit mesh axes)"
+    VALID = [Valid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    b = jax.device_put(jnp.ones((8, 16)), P(None, "y"))
+    r = jnp.ones((8, 16))
+    c = a + b + r
+    d = a * jax.device_put(jnp.ones((1, 16)), P(None, "y"))
+""")]
+    INVALID = [
+        Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    b = jax.device_put(jnp.ones((8, 16)), P("y", None))
+    c = a + b
+""", line=9, message="sharded differently along dim 0", jax_error="incompatible shardings"),
+        Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P(("x", "y"), None))
+    b = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    c = jnp.maximum(a, b)
+""", line=9, message="along dim 0", jax_error="incompatible shardings"),
+    ]
+
+    def check(self, ctx):
+        return self.inferred_violations(ctx)

@@ -1,0 +1,75 @@
+from ..ftypes import Invalid, Valid
+from ..rule import ShardRule
+
+_HEAD = """import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+"""
+
+
+class OperandShardingMismatch(ShardRule):
+    """
+    ## What it does
+    Flags multi-operand array ops whose operands are sharded differently on an Explicit
+    mesh: `jnp.concatenate` and `jnp.stack` (every operand must have the same sharding,
+    replicated versus sharded included), `lax.dynamic_update_slice` (the update must be
+    sharded like the operand), and `jnp.where`/`lax.select`: when no operand needs
+    broadcasting, the condition and both cases must be sharded alike; when one does
+    (a scalar, a lower-rank array), all three are broadcast to the merged sharding and
+    only two different axes on one dim conflict.
+
+    ## Why is this bad?
+    JAX 0.10.2 raises `ShardingTypeError` at trace time: "All operands should have the
+    same sharding", "dynamic_update_slice operand sharding must be equal to update
+    sharding", "select cases must have the same shardings", or "got incompatible
+    shardings for broadcasting" for `where`.
+
+    ## Example
+    ```python
+    kv = jnp.concatenate([cache, new_kv], axis=1)   # cache P('data'), new_kv replicated
+    ```
+
+    Use instead:
+    ```python
+    kv = jnp.concatenate([cache, jax.sharding.reshard(new_kv, P("data"))], axis=1)
+    ```
+    """
+
+    CODE = "SC304"
+    NAME = "operand-sharding-mismatch"
+    JAX_VERSIONS = "JAX 0.10.2 and later (explicit sharding, Explicit mesh axes)"
+    VALID = [Valid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    b = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    c = jnp.concatenate([a, b], axis=1)
+    s = jnp.stack([a, b])
+    w = jnp.where(a > 0, a, 0.0)
+    v = jnp.where(a > 0, a, jnp.zeros((16,)))
+    u = jax.lax.dynamic_update_slice(a, jax.device_put(jnp.ones((8, 4)), P("x", None)), (0, 0))
+""")]
+    INVALID = [
+        Invalid(_HEAD + """    cache = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    new = jnp.ones((8, 4))
+    kv = jnp.concatenate([cache, new], axis=1)
+""", line=9, message="sharded differently", jax_error="same sharding"),
+        Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    b = jax.device_put(jnp.ones((8, 16)), P(None, "y"))
+    s = jnp.stack([a, b])
+""", line=9, message="jnp.stack", jax_error="same sharding"),
+        Invalid(_HEAD + """    buf = jax.device_put(jnp.zeros((8, 16)), P("x", None))
+    upd = jnp.ones((8, 4))
+    buf = jax.lax.dynamic_update_slice(buf, upd, (0, 0))
+""", line=9, message="dynamic_update_slice", jax_error="must be equal to update sharding"),
+        Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    b = jax.device_put(jnp.ones((8, 16)), P("y", None))
+    w = jnp.where(a > 0, b, 0.0)
+""", line=9, message="where", jax_error="incompatible shardings"),
+        Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    w = jnp.where(a > 0, a, jnp.zeros((8, 16)))
+""", line=8, message="cases are sharded differently", jax_error="select cases must have the same"),
+    ]
+
+    def check(self, ctx):
+        return self.inferred_violations(ctx)
