@@ -31,6 +31,13 @@ class ContractingShardingMismatch(ShardRule):
     A contraction sharded on one side only is legal (JAX gathers or reduces for you)
     and is not reported.
 
+    Versions: the rules above are JAX 0.10.2's. JAX 0.12 is stricter in one place: an
+    `einsum`/`dot_general` batch dim sharded on one side and replicated on the other is
+    an error there ("batch dimensions ... to have the same sharding"), while 0.10.2
+    shards the result like the sharded side. shardcheck follows 0.10.2 and does not
+    report it. For contracting dims sharded over different axes, 0.12 words its error
+    as the "ambiguous" one.
+
     ## Example
     ```python
     h = jax.device_put(h, P("data", "model"))      # float32[B@data,F@model]
@@ -66,7 +73,8 @@ class ContractingShardingMismatch(ShardRule):
         Invalid(_HEAD + """    h = jax.device_put(jnp.ones((8, 16)), P(None, "x"))
     w = jax.device_put(jnp.ones((16, 4)), P("y", None))
     out = jnp.einsum("bf,fd->bd", h, w)
-""", line=9, message="sharded differently", jax_error="consistent sharding"),
+""", line=9, message="sharded differently",
+                jax_error="consistent sharding|ambiguous how the output should be sharded"),
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((2, 8, 16)), P("x", None, None))
     b = jax.device_put(jnp.ones((2, 16, 4)), P(None, None, "y"))
     out = a @ b

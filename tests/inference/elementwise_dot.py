@@ -42,7 +42,7 @@ def main():
         vec = a @ jnp.zeros((16,))
         vec_l = v @ jnp.zeros((16, 32))
         x3 = jax.device_put(jnp.zeros((2, 8, 16)), P("x", None, None))
-        y3 = jax.device_put(jnp.zeros((2, 16, 32)), P(None, None, "y"))
+        y3 = jax.device_put(jnp.zeros((2, 16, 32)), P("x", None, "y"))
         e3 = jnp.einsum("bij,bjk->bik", x3, y3)
         mm3 = x3 @ w
         outer = jnp.einsum("i,j->ij", i.astype(jnp.float32), v)
