@@ -50,8 +50,8 @@ def mismatch_reasons(expected: ShardingType, actual: ShardingType,
     if mesh is not None and mesh.axis_names:
         wanted = set(expected.sharded_axes) | set(expected.varying) | set(
             expected.unreduced) | set(expected.reduced)
-        for a in sorted(wanted - set(mesh.axis_names)):
-            reasons.append(f"axis {a!r} is not an axis of the mesh "
+        for axis in sorted(wanted - set(mesh.axis_names)):
+            reasons.append(f"axis {axis!r} is not an axis of the mesh "
                            f"(axes: {', '.join(mesh.axis_names)})")
     if expected.rank != actual.rank:
         reasons.append(f"rank: expected {expected.rank} dims, got {actual.rank} "

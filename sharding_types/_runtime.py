@@ -11,7 +11,7 @@ import functools
 import inspect
 import typing
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from ._errors import ShardingMismatchError
 from ._match import mismatch_reasons
@@ -243,7 +243,10 @@ def _signature(fn: Callable) -> _Signature:
     return _Signature(sig, tuple(params), ret)
 
 
-def check_shardings(fn: Callable) -> Callable:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def check_shardings(fn: _F) -> _F:
     """Check a function's ``Sharded`` parameters and return value on every call.
 
     Named dims bind across all arguments and the return value of one call, so
@@ -287,4 +290,4 @@ def check_shardings(fn: Callable) -> Callable:
             _run_plan(s.ret, out, bindings, bound_by, f"the return value of {qual}")
         return out
 
-    return wrapper
+    return typing.cast(_F, wrapper)

@@ -103,8 +103,9 @@ class _Parser:
                     "axis can shard at most one dimension")
             seen[a] = k
         try:
-            return ShardingType(dtype, tuple(dims), weak_type=weak, memory_space=memory,
-                                **sets)
+            return ShardingType(dtype, tuple(dims), varying=sets["varying"],
+                                unreduced=sets["unreduced"], reduced=sets["reduced"],
+                                weak_type=weak, memory_space=memory)
         except ValueError as e:
             raise self.error(str(e), len(self.text) - 1) from None
 
