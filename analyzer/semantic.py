@@ -195,6 +195,7 @@ class SemanticModel:
         self.global_meshes: List[MeshVal] = []
         self.returns: Optional[List[Tuple[cst.CSTNode, Value]]] = None
         self.helper_depth = 0
+        self.loop_rerun_depth = 0
         self.raises_blocks: List[cst.With] = []
         self.func_stack: List[FuncInfo] = []
         self._ret_cache: Dict[Any, Value] = {}
@@ -474,10 +475,25 @@ class SemanticModel:
                 self.ev(stmt.iter, env, ctx)
             else:
                 self.ev(stmt.test, env, ctx)
+            before = env.copy()
             branch = env.copy()
             if isinstance(stmt, cst.For):
                 self.assign(stmt.target, UNKNOWN, branch, ctx)
             self.exec_block(stmt.body, branch, ctx)
+            merged = env.copy()
+            merged.merge_from(before, branch)
+            if self.loop_rerun_depth < 2 and any(
+                    merged.vars.get(k) is not v for k, v in before.vars.items()):
+                # a value the loop carries changed: a later iteration sees the join, so
+                # the body runs once more from it (its records then join to unknown)
+                branch = merged.copy()
+                if isinstance(stmt, cst.For):
+                    self.assign(stmt.target, UNKNOWN, branch, ctx)
+                self.loop_rerun_depth += 1
+                try:
+                    self.exec_block(stmt.body, branch, ctx)
+                finally:
+                    self.loop_rerun_depth -= 1
             branches = [env.copy(), branch]
             if stmt.orelse is not None:
                 other = branch.copy()
@@ -778,6 +794,12 @@ class SemanticModel:
                 and not e.for_in.ifs and not e.for_in.asynchronous:
             it = self.ev(e.for_in.iter, env, ctx)
             items = _iter_items(it)
+            rng = e.for_in.iter
+            if (items is None and isinstance(rng, cst.Call) and isinstance(rng.func, cst.Name)
+                    and rng.func.value == "range" and env.lookup("range") is UNKNOWN
+                    and len(rng.args) == 1 and const_int(self.ev(rng.args[0].value, env, ctx)) is not None):
+                n = const_int(self.ev(rng.args[0].value, env, ctx))
+                items = [Const(i) for i in range(n)] if 0 <= n <= 16 else None  # type: ignore[operator]
             if items is not None:
                 out = []
                 for item in items:
