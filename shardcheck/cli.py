@@ -20,7 +20,7 @@ from typing import List, Optional
 
 from sharding_types import GRAMMAR, ShardingSyntaxError, __version__, parse
 
-COMMANDS = ("check", "explain", "rules", "parse", "types")
+COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -159,6 +159,38 @@ def _cmd_types(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_confirm(args: argparse.Namespace) -> int:
+    from shardcheck import confirm
+    from shardcheck.analyzer import config as cfgmod
+    from shardcheck.analyzer.discovery import discover
+    from shardcheck.analyzer.project import Project
+    try:
+        cfg = cfgmod.load(args.config, start=args.paths[0] if os.path.exists(args.paths[0]) else ".")
+    except cfgmod.ConfigError as e:
+        print(f"shardcheck: config error: {e}", file=sys.stderr)
+        return 2
+    if args.devices < 1:
+        print("shardcheck: --devices must be at least 1", file=sys.stderr)
+        return 2
+    files, missing = discover(args.paths, cfg)
+    for m in missing:
+        print(f"shardcheck: {m}: no such file or directory", file=sys.stderr)
+    if missing:
+        return 2
+    project = Project(cfg)
+    for f in files:
+        project.add_file(f)
+    results = []
+    for path in files:
+        try:
+            results.append(confirm.confirm_file(path, cfg, project, args.devices))
+        except SyntaxError as e:
+            print(f"{path}: does not parse: {e}".splitlines()[0], file=sys.stderr)
+            return 2
+    print(confirm.render_json(results) if args.format == "json" else confirm.render_text(results))
+    return 0 if all(r.ok for r in results) else 1
+
+
 def _split(values: Optional[List[str]]) -> List[str]:
     out: List[str] = []
     for v in values or []:
@@ -208,6 +240,14 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--format", choices=("text", "json"), default="text")
     t.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
     t.set_defaults(func=_cmd_types)
+
+    cf = sub.add_parser("confirm", help="run programs under JAX and compare the inferred "
+                                         "types with jax.typeof")
+    cf.add_argument("paths", nargs="+", metavar="PATH", help="scripts or directories")
+    cf.add_argument("--devices", type=int, default=8, help="CPU devices to run on (default 8)")
+    cf.add_argument("--format", choices=("text", "json"), default="text")
+    cf.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    cf.set_defaults(func=_cmd_confirm)
 
     pp = sub.add_parser("parse", help="check sharding type strings and print them canonically")
     pp.add_argument("types", nargs="+", metavar="TYPE", help='e.g. "float32[8@data,16]"')

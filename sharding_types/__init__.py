@@ -18,6 +18,8 @@ from ._model import AxisType as AxisType
 from ._model import Dim as Dim
 from ._model import MeshModel as MeshModel
 from ._model import ShardingType as ShardingType
+from ._record import Recorder as Recorder
+from ._record import record as record
 from ._runtime import ShardingAnnotation as ShardingAnnotation
 from ._runtime import assert_sharding as assert_sharding
 from ._runtime import check_shardings as check_shardings
@@ -37,8 +39,8 @@ else:
 __version__ = "0.1.0"
 
 __all__ = [
-    "AxisType", "Dim", "GRAMMAR", "MeshModel", "Sharded", "ShardingAnnotation",
+    "AxisType", "Dim", "GRAMMAR", "MeshModel", "Recorder", "Sharded", "ShardingAnnotation",
     "ShardingError", "ShardingMismatchError", "ShardingSyntaxError", "ShardingType",
     "assert_sharding", "check_shardings", "format_type", "from_aval", "mesh_model",
-    "mismatch_reasons", "parse", "typeof",
+    "mismatch_reasons", "parse", "record", "typeof",
 ]

@@ -1,0 +1,197 @@
+"""``shardcheck confirm``: run programs under JAX and hold the static types against JAX's.
+
+Each program runs in a subprocess (8 CPU devices by default, ``--devices N``; a GPU or
+TPU backend when JAX finds one) as ``__main__``, after its AST is instrumented in
+memory — the file on disk is never touched: after every assignment, each assigned name
+holding a JAX array has ``jax.typeof`` recorded (through ``sharding_types.Recorder``)
+under its line, column and name. The analyzer's inferred type for the same position
+must be exactly that string.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
+Key = Tuple[int, int, str]
+
+
+def _names(target: ast.AST) -> List[ast.Name]:
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _names(e)]
+    return []
+
+
+class _Instrument(ast.NodeTransformer):
+    def body(self, stmts: List[ast.stmt]) -> List[ast.stmt]:
+        out: List[ast.stmt] = []
+        for s in stmts:
+            s = self.visit(s)
+            out.append(s)
+            targets: List[ast.AST] = []
+            if isinstance(s, ast.Assign):
+                targets = list(s.targets)
+            elif isinstance(s, ast.AnnAssign) and s.value is not None:
+                targets = [s.target]
+            for t in targets:
+                for n in _names(t):
+                    call = ast.parse(f"__sc_record__(({n.lineno}, {n.col_offset + 1}, "
+                                     f"{n.id!r}), {n.id})").body[0]
+                    out.append(ast.copy_location(call, s))
+        return out
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        for field in ("body", "orelse", "finalbody"):
+            val = getattr(node, field, None)
+            if isinstance(val, list) and val and isinstance(val[0], ast.stmt):
+                setattr(node, field, self.body(val))
+        for h in getattr(node, "handlers", []) or []:
+            h.body = self.body(h.body)
+        for c in getattr(node, "cases", []) or []:
+            c.body = self.body(c.body)
+        return node
+
+
+def instrumented(path: str):
+    """``path`` compiled with a record call after every assignment."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read(), filename=path)
+    tree.body = _Instrument().body(tree.body)
+    ast.fix_missing_locations(tree)
+    return compile(tree, path, "exec")
+
+
+_DRIVER = r"""
+import json, os, sys, traceback
+import jax
+jax.config.update("jax_num_cpu_devices", {devices})  # the CPU backend; a GPU is used as is
+import sharding_types as st
+from shardcheck.confirm import instrumented
+path = {path!r}
+rec = st.Recorder()
+ns = {{"__name__": "__main__", "__file__": path, "__sc_record__": rec}}
+sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+sys.argv = [path]
+error = None
+with rec:
+    try:
+        exec(instrumented(path), ns)
+    except BaseException as e:
+        lines = [f.lineno for f in traceback.extract_tb(e.__traceback__)
+                 if os.path.abspath(f.filename) == os.path.abspath(path)]
+        error = {{"type": type(e).__name__, "message": str(e).splitlines()[0] if str(e) else "",
+                  "line": lines[-1] if lines else None, "trace": lines}}
+print("@@CONFIRM@@" + json.dumps({{
+    "types": [[list(k), sorted(v)] for k, v in rec.types.items()],
+    "error": error, "backend": jax.default_backend(), "devices": jax.device_count()}}))
+"""
+
+
+@dataclass
+class Row:
+    path: str
+    line: int
+    column: int
+    name: str
+    static: Optional[str]
+    runtime: List[str]
+    status: str  # agree | disagree | unknown (no static type) | not-run
+
+
+@dataclass
+class FileResult:
+    path: str
+    rows: List[Row]
+    error: Optional[dict]  # what JAX raised: type, message, line
+    predicted: List[str]  # static error findings at the error's line
+    backend: str = ""
+    devices: int = 0
+
+    @property
+    def ok(self) -> bool:
+        if any(r.status == "disagree" for r in self.rows):
+            return False
+        return self.error is None or bool(self.predicted)
+
+
+def run_program(path: str, devices: int = 8, timeout: float = 600) -> dict:
+    """Run ``path`` instrumented in a subprocess; the recorded types and any error."""
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    code = _DRIVER.format(path=os.path.abspath(path), devices=devices)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    marker = [l for l in proc.stdout.splitlines() if l.startswith("@@CONFIRM@@")]
+    if not marker:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return {"types": [], "error": {"type": "RunFailed", "message": tail[0], "line": None},
+                "backend": "", "devices": 0}
+    return json.loads(marker[-1][len("@@CONFIRM@@"):])
+
+
+def confirm_file(path: str, config=None, project=None, devices: int = 8) -> FileResult:
+    from shardcheck.analyzer.engine import check_source, infer_types
+    from shardcheck.analyzer.ftypes import ERROR
+    with open(path, "rb") as fh:
+        source = fh.read()
+    static: Dict[Key, Optional[str]] = {(t.row, t.column, t.name): t.type
+                                        for t in infer_types(source, path, config, project)}
+    run = run_program(path, devices)
+    runtime: Dict[Key, Set[str]] = {tuple(k): set(v) for k, v in run["types"]}  # type: ignore[misc]
+    rows = []
+    for key in sorted(set(static) | set(runtime)):
+        s, r = static.get(key), sorted(runtime.get(key, ()))
+        if not r:
+            status = "not-run" if s is not None else "unknown"
+        elif s is None:
+            status = "unknown"
+        else:
+            status = "agree" if r == [s] else "disagree"
+        rows.append(Row(path, key[0], key[1], key[2], s, r, status))
+    predicted: List[str] = []
+    err = run["error"]
+    if err is not None:
+        # JAX's error is predicted by an error-level finding on a line of its traceback
+        # in this file or, failing that (an error raised when a traced function returns,
+        # say), anywhere in the file; the line is shown either way
+        errors = [f for f in check_source(source, path, config, project) if f.severity == ERROR]
+        on_trace = [f for f in errors if f.row in (err.get("trace") or [])]
+        predicted = [f"{f.code} {f.name} (line {f.row})" for f in (on_trace or errors)]
+    return FileResult(path, rows, err, predicted, run.get("backend", ""), run.get("devices", 0))
+
+
+def render_text(results: List[FileResult]) -> str:
+    out = []
+    for res in results:
+        out.append(f"{res.path} ({res.devices} {res.backend} devices)")
+        shown = [r for r in res.rows if r.status != "unknown" or r.runtime]
+        w = max([len(f"{r.line}:{r.column} {r.name}") for r in shown] + [10])
+        for r in shown:
+            where = f"{r.line}:{r.column} {r.name}"
+            rt = " | ".join(r.runtime) if r.runtime else "-"
+            out.append(f"  {where:<{w}}  {r.static or '?':<34} {rt:<34} {r.status}")
+        if res.error is not None:
+            at = f" at line {res.error['line']}" if res.error.get("line") else ""
+            pred = (f"predicted by {', '.join(res.predicted)}" if res.predicted
+                    else "NOT predicted by the static analysis")
+            out.append(f"  JAX raised {res.error['type']}{at}: {res.error['message'][:160]}")
+            out.append(f"    {pred}")
+    agree = sum(r.status == "agree" for res in results for r in res.rows)
+    disagree = sum(r.status == "disagree" for res in results for r in res.rows)
+    unpredicted = sum(1 for res in results if res.error is not None and not res.predicted)
+    out.append(f"{agree} agree, {disagree} disagree, {unpredicted} unpredicted runtime "
+               f"error(s) in {len(results)} file(s)")
+    return "\n".join(out)
+
+
+def render_json(results: List[FileResult]) -> str:
+    return json.dumps([{"path": r.path, "ok": r.ok, "backend": r.backend, "devices": r.devices,
+                        "error": r.error, "predicted": r.predicted,
+                        "rows": [asdict(x) for x in r.rows]} for r in results], indent=2)
