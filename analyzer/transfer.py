@@ -300,21 +300,17 @@ def dot_general(name: str, lhs: ArrayVal, rhs: ArrayVal,
     lshape = lhs.shape or (None,) * len(ls)
     rshape = rhs.shape or (None,) * len(rs)
     lbs, rbs = tuple(ls[i] for i in lb), tuple(rs[i] for i in rb)
-    for l, r in zip(lbs, rbs):
-        if l and r and l != r:
-            raise Violation(CONTRACTING, (
-                f"`{name}` batch dims are sharded differently: {fmt_spec(lbs)} vs "
-                f"{fmt_spec(rbs)}. JAX raises ShardingTypeError (\"dot_general requires lhs "
-                f"batch dimensions and rhs batch dimensions to have the consistent sharding\"). "
-                f"Fix: `reshard` one operand so its batch dims match the other's."))
+    _check_specs_match(lbs, rbs, (
+        f"`{name}` batch dims are sharded differently: {fmt_spec(lbs)} vs "
+        f"{fmt_spec(rbs)}. JAX raises ShardingTypeError (\"dot_general requires lhs "
+        f"batch dimensions and rhs batch dimensions to have the consistent sharding\"). "
+        f"Fix: `reshard` one operand so its batch dims match the other's."))
     lcs, rcs = tuple(ls[i] for i in lc), tuple(rs[i] for i in rc)
-    for l, r in zip(lcs, rcs):
-        if l and r and l != r:
-            raise Violation(CONTRACTING, (
-                f"`{name}` contracts dims sharded differently: {fmt_spec(lcs)} on the left vs "
-                f"{fmt_spec(rcs)} on the right. JAX raises ShardingTypeError (\"dot_general "
-                f"requires contracting dimensions to have consistent sharding\"). Fix: "
-                f"`reshard` one operand so the contracting dims share one sharding."))
+    _check_specs_match(lcs, rcs, (
+        f"`{name}` contracts dims sharded differently: {fmt_spec(lcs)} on the left vs "
+        f"{fmt_spec(rcs)} on the right. JAX raises ShardingTypeError (\"dot_general "
+        f"requires contracting dimensions to have consistent sharding\"). Fix: "
+        f"`reshard` one operand so the contracting dims share one sharding."))
     if not has_out_sharding:
         for l, r in zip(lcs, rcs):
             if l and r:
@@ -356,6 +352,13 @@ def dot_general(name: str, lhs: ArrayVal, rhs: ArrayVal,
                     f"`out_sharding=` naming each axis once."))
             seen[ax] = i
     return array(shape, tuple(dims_l), dt[0], dt[1], vary, lhs, node)
+
+
+def _check_specs_match(lspec: Dims, rspec: Dims, message: str) -> None:
+    """``lax._check_specs_match``: dims sharded on both sides must agree."""
+    for l, r in zip(lspec, rspec):
+        if l and r and l != r:
+            raise Violation(CONTRACTING, message)
 
 
 def matmul(name: str, a: ArrayVal, b: ArrayVal, out: Optional[Tuple[Dims, frozenset]],

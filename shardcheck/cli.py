@@ -112,12 +112,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if any(f.severity == ERROR for f in result.findings) else 0
 
 
-def _cmd_types(args: argparse.Namespace) -> int:
-    import json
-
+def _files_and_project(args: argparse.Namespace):
+    """(config, files, project) for the paths given, or an exit status after an error."""
     from shardcheck.analyzer import config as cfgmod
     from shardcheck.analyzer.discovery import discover
-    from shardcheck.analyzer.engine import infer_types
     from shardcheck.analyzer.project import Project
     try:
         cfg = cfgmod.load(args.config, start=args.paths[0] if os.path.exists(args.paths[0]) else ".")
@@ -132,6 +130,17 @@ def _cmd_types(args: argparse.Namespace) -> int:
     project = Project(cfg)
     for f in files:
         project.add_file(f)
+    return cfg, files, project
+
+
+def _cmd_types(args: argparse.Namespace) -> int:
+    import json
+
+    from shardcheck.analyzer.engine import infer_types
+    loaded = _files_and_project(args)
+    if isinstance(loaded, int):
+        return loaded
+    cfg, files, project = loaded
     rows, known, total, status = [], 0, 0, 0
     for path in files:
         try:
@@ -161,25 +170,13 @@ def _cmd_types(args: argparse.Namespace) -> int:
 
 def _cmd_confirm(args: argparse.Namespace) -> int:
     from shardcheck import confirm
-    from shardcheck.analyzer import config as cfgmod
-    from shardcheck.analyzer.discovery import discover
-    from shardcheck.analyzer.project import Project
-    try:
-        cfg = cfgmod.load(args.config, start=args.paths[0] if os.path.exists(args.paths[0]) else ".")
-    except cfgmod.ConfigError as e:
-        print(f"shardcheck: config error: {e}", file=sys.stderr)
-        return 2
     if args.devices < 1:
         print("shardcheck: --devices must be at least 1", file=sys.stderr)
         return 2
-    files, missing = discover(args.paths, cfg)
-    for m in missing:
-        print(f"shardcheck: {m}: no such file or directory", file=sys.stderr)
-    if missing:
-        return 2
-    project = Project(cfg)
-    for f in files:
-        project.add_file(f)
+    loaded = _files_and_project(args)
+    if isinstance(loaded, int):
+        return loaded
+    cfg, files, project = loaded
     results = []
     for path in files:
         try:
