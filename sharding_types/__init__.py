@@ -21,6 +21,7 @@ from ._model import ShardingType as ShardingType
 from ._record import Recorder as Recorder
 from ._record import record as record
 from ._runtime import ShardingAnnotation as ShardingAnnotation
+from ._runtime import abstract_array as abstract_array
 from ._runtime import assert_sharding as assert_sharding
 from ._runtime import check_shardings as check_shardings
 from ._runtime import from_aval as from_aval
@@ -41,6 +42,6 @@ __version__ = "0.1.0"
 __all__ = [
     "AxisType", "Dim", "GRAMMAR", "MeshModel", "Recorder", "Sharded", "ShardingAnnotation",
     "ShardingError", "ShardingMismatchError", "ShardingSyntaxError", "ShardingType",
-    "assert_sharding", "check_shardings", "format_type", "from_aval", "mesh_model",
+    "abstract_array", "assert_sharding", "check_shardings", "format_type", "from_aval", "mesh_model",
     "mismatch_reasons", "parse", "record", "typeof",
 ]

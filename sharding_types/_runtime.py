@@ -18,8 +18,8 @@ from ._match import mismatch_reasons
 from ._model import AxisType, Dim, MeshModel, ShardingType
 from ._syntax import parse
 
-__all__ = ["typeof", "from_aval", "mesh_model", "assert_sharding", "check_shardings",
-           "Sharded", "ShardingAnnotation"]
+__all__ = ["typeof", "from_aval", "mesh_model", "abstract_array", "assert_sharding",
+           "check_shardings", "Sharded", "ShardingAnnotation"]
 
 TypeLike = Union[str, ShardingType]
 
@@ -89,6 +89,43 @@ def typeof(value: Any) -> ShardingType:
     """
     import jax
     return from_aval(jax.typeof(value))
+
+
+def abstract_array(t: TypeLike, mesh: Any) -> Any:
+    """A ``jax.ShapeDtypeStruct`` of type ``t`` sharded on ``mesh`` (a ``Mesh`` or an
+    ``AbstractMesh``): an input for ``jitted.trace(...)`` that needs no devices.
+
+        x = st.abstract_array("float32[4096@data,8192]", AbstractMesh((64, 8), ("data", "model")))
+        jax.typeof(x)            # float32[4096@data,8192]
+
+    Raises ``ValueError`` for a type JAX cannot take as a jit input: a symbolic size
+    (``B@data``), a varying type (``{V:x}`` exists only inside shard_map) or an axis the
+    mesh lacks.
+    """
+    import jax
+    import numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec
+    typ = _as_type(t)
+    if typ.is_symbolic:
+        raise ValueError(f"{typ} has symbolic sizes; give every dimension a size")
+    if typ.varying:
+        raise ValueError(f"{typ} varies over {', '.join(typ.varying)}: only values inside "
+                         "shard_map are varying, and a jit input cannot be")
+    missing = [a for a in typ.sharded_axes + typ.unreduced if a not in tuple(mesh.axis_names)]
+    if missing:
+        raise ValueError(f"{typ} uses axis {missing[0]!r}, which the mesh "
+                         f"({', '.join(map(str, mesh.axis_names))}) lacks")
+    if typ.dtype.startswith("key<"):
+        if typ.dtype != "key<fry>":
+            raise ValueError(f"{typ}: only threefry keys (key<fry>) are supported")
+        dtype = jax.eval_shape(lambda: jax.random.key(0, impl="threefry2x32")).dtype
+    else:
+        dtype = np.dtype(typ.dtype) if typ.dtype != "bfloat16" else jax.numpy.bfloat16
+    entries = [a[0] if len(a) == 1 else (a if a else None) for a in (d.axes for d in typ.dims)]
+    spec = (PartitionSpec(*entries, unreduced=set(typ.unreduced)) if typ.unreduced
+            else PartitionSpec(*entries))
+    return jax.ShapeDtypeStruct(tuple(int(d.size) for d in typ.dims), dtype,  # type: ignore[arg-type]
+                                sharding=NamedSharding(mesh, spec), weak_type=typ.weak_type)
 
 
 # -- assertions ---------------------------------------------------------------------------
