@@ -1,7 +1,8 @@
 """Results cached by file content, so a re-run on an unchanged tree is near-instant.
 
-An entry is keyed by shardcheck's version, the config's fingerprint, the path and the
-file's content hash; it also stores the hashes of the project modules the file imported
+An entry is keyed by shardcheck's version (and the analyzer's own source files, so an
+edited or upgraded checkout never reads stale results), the config's fingerprint, the
+path and the file's content hash; it also stores the hashes of the project modules the file imported
 names from, and is valid only while those are unchanged. Writes are atomic.
 """
 
@@ -22,6 +23,24 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_CODE: Optional[str] = None
+
+
+def code_version() -> str:
+    """shardcheck's version plus the size and mtime of each analyzer source file."""
+    global _CODE
+    if _CODE is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        parts = [__version__]
+        for root, _, names in sorted(os.walk(here)):
+            for n in sorted(names):
+                if n.endswith(".py"):
+                    st = os.stat(os.path.join(root, n))
+                    parts.append(f"{os.path.relpath(os.path.join(root, n), here)}:{st.st_size}:{st.st_mtime_ns}")
+        _CODE = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+    return _CODE
+
+
 class Cache:
     def __init__(self, directory: str, fingerprint: str):
         self.dir = os.path.join(directory, "v1")
@@ -39,7 +58,7 @@ class Cache:
         return self._hashes[path]
 
     def _key(self, path: str, digest: str) -> str:
-        raw = f"{__version__}\0{self.fingerprint}\0{os.path.abspath(path)}\0{digest}"
+        raw = f"{code_version()}\0{self.fingerprint}\0{os.path.abspath(path)}\0{digest}"
         return hashlib.sha256(raw.encode()).hexdigest()
 
     def _entry_path(self, key: str) -> str:
