@@ -6,6 +6,7 @@
     exclude = ["build/", "third_party/**"]
     per-file-ignores = { "tests/**" = ["no-mesh-context"] }
     default-mesh = "production"             # the mesh of code whose mesh the source hides
+    max-collective-bytes = "64MiB"          # confirm: a jitted function's collective budget
 
     [tool.shardcheck.meshes.production]     # a mesh the source cannot state
     data = 64
@@ -26,7 +27,7 @@ from sharding_types import AxisType
 from .values import MeshVal
 
 KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "meshes",
-              "default-mesh", "cache-dir", "respect-gitignore")
+              "default-mesh", "cache-dir", "respect-gitignore", "max-collective-bytes")
 
 
 class ConfigError(Exception):
@@ -55,6 +56,9 @@ class Config:
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     meshes: Tuple[DeclaredMesh, ...] = ()
     default_mesh: Optional[str] = None
+    # confirm --mesh: the production mesh every mesh in the source is replaced by
+    scale_mesh: Optional[DeclaredMesh] = None
+    max_collective_bytes: Optional[int] = None
     cache_dir: Optional[str] = None
     respect_gitignore: bool = True
     root: str = "."
@@ -96,10 +100,16 @@ class Config:
                 return m.value()
         return None
 
+    def scale_mesh_value(self) -> Optional[MeshVal]:
+        if self.scale_mesh is None:
+            return None
+        m = self.scale_mesh.value()
+        return MeshVal(m.names, m.sizes, m.types, None, "scale")
+
     def fingerprint(self) -> str:
         data = json.dumps([self.select, self.ignore, self.per_file_ignores,
                            [(m.name, m.axes, [t.value for t in m.axis_types]) for m in self.meshes],
-                           self.default_mesh], sort_keys=True, default=str)
+                           self.default_mesh, self.scale_mesh and self.scale_mesh.axes], sort_keys=True, default=str)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -201,6 +211,9 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
         per_file_ignores=tuple((k, _str_list(v, f"per-file-ignores[{k!r}]")) for k, v in pfi.items()),
         meshes=meshes, default_mesh=default, cache_dir=table.get("cache-dir"),
         respect_gitignore=bool(table.get("respect-gitignore", True)), root=root, source=source)
+    if "max-collective-bytes" in table:
+        cfg.max_collective_bytes = parse_bytes(table["max-collective-bytes"],
+                                               "[tool.shardcheck] max-collective-bytes")
     cfg.enabled_codes()  # validate selectors now
     cfg.ignored_for(os.path.join(root, "x.py"))
     return cfg
@@ -239,6 +252,35 @@ def load(path: Optional[str] = None, start: str = ".") -> Config:
     return from_table(table, root=os.path.dirname(os.path.abspath(path)), source=path)
 
 
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_bytes(value: object, where: str = "--max-collective-bytes") -> int:
+    """``4096``, ``"64MiB"``, ``"1.5 GB"`` as a byte count."""
+    import re
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", str(value)) if isinstance(
+        value, (str, int, float)) and not isinstance(value, bool) else None
+    if m is None or m.group(2).lower() not in _UNITS:
+        raise ConfigError(f"{where} takes a byte count like 4096, 64MiB or 1.5GB; got {value!r}")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def resolve_mesh_option(text: str, cfg: Optional[Config] = None) -> DeclaredMesh:
+    """The CLI's ``--mesh``: ``data=64,model=8``, or the name of a mesh declared in
+    ``[tool.shardcheck.meshes]``."""
+    if "=" not in text and cfg is not None:
+        for m in cfg.meshes:
+            if m.name == text.strip():
+                return m
+        declared = ", ".join(m.name for m in cfg.meshes) or "none declared"
+        raise ConfigError(f"--mesh {text!r} is neither AXIS=SIZE pairs like data=64,model=8 nor a "
+                          f"mesh declared in [tool.shardcheck.meshes] ({declared})")
+    return parse_mesh_option(text)
+
+
 def parse_mesh_option(text: str) -> DeclaredMesh:
     """``data=64,model=8`` (the CLI's --mesh) as a declared mesh."""
     axes = []
@@ -249,6 +291,8 @@ def parse_mesh_option(text: str) -> DeclaredMesh:
         if not k.strip().isidentifier() or not v.strip().isdigit() or int(v) < 1:
             raise ConfigError(f"--mesh: {part!r} is not AXIS=SIZE with a positive size")
         axes.append((k.strip(), int(v)))
+    if len({a for a, _ in axes}) != len(axes):
+        raise ConfigError(f"--mesh names an axis twice: {text!r}")
     return DeclaredMesh("cli", tuple(axes), (AxisType.Explicit,) * len(axes))
 
 

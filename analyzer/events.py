@@ -156,3 +156,15 @@ class TypeRecord:
     name: str
     value: Value
     mesh_order: Optional[Tuple[str, ...]] = None
+
+
+@dataclass(frozen=True, eq=False)
+class JitCall:
+    """A jitted function called with these arguments under ``ctx`` (``shardcheck confirm
+    --mesh`` re-traces it at production scale)."""
+
+    node: cst.Call
+    jit: Any  # the JitVal called
+    args: Tuple[Value, ...]
+    kwargs: Tuple[Tuple[str, Value], ...]
+    ctx: MeshCtx

@@ -23,7 +23,7 @@ from . import ops
 from . import transfer as tr
 from .events import (NO_MESH, UNKNOWN_CTX, ApiUse, AxisTypedUse, CollectiveCall, MeshCtx,
                      MeshMade, MeshMeet, NeedsMesh, ShardingViolation, ShardMapCall, SpecUse,
-                     TypeRecord)
+                     JitCall, TypeRecord)
 from .values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVal,
                      PartialVal, ProjectModule, QualName, ShardingVal, ShardMapVal, SpecVal,
                      TupleVal, Value, const_int, const_str, int_tuple, join, str_tuple,
@@ -132,6 +132,7 @@ class _Events:
     mesh_meets: List[MeshMeet] = field(default_factory=list)
     violations: List[ShardingViolation] = field(default_factory=list)
     types: List[TypeRecord] = field(default_factory=list)
+    jit_calls: List[JitCall] = field(default_factory=list)
 
     def extend(self, other: "_Events") -> None:
         for k in self.__dataclass_fields__:
@@ -179,12 +180,15 @@ class SemanticModel:
     def __init__(self, module: cst.Module, module_name: str = "", project: Any = None,
                  config_meshes: Optional[Dict[Tuple[str, ...], MeshVal]] = None,
                  default_mesh: Optional[MeshVal] = None,
-                 definitions_only: bool = False):
+                 definitions_only: bool = False, scale_mesh: Optional[MeshVal] = None):
         self.module = module
         self.module_name = module_name
         self.project = project
         self.config_meshes = config_meshes or {}
         self.default_mesh = default_mesh
+        # ``confirm --mesh``: every mesh the source makes becomes this one (its axes and
+        # sizes; an axis the source also names keeps the source's axis type)
+        self.scale_mesh = scale_mesh
         self.definitions_only = definitions_only
         self.env = Env()
         self.funcs: Dict[cst.CSTNode, FuncInfo] = {}
@@ -1062,6 +1066,8 @@ class SemanticModel:
             self.pass_functions(args, ctx)
             self.check_call_annotations(callee, args, e, env, ctx)
             self.check_in_shardings(callee, args, ctx)
+            if not any(a.star for a in args):
+                self.record("jit_calls", JitCall(e, callee, pos, tuple(kws.items()), ctx))
             if isinstance(callee.func, ShardMapVal):
                 return self.call_shard_map(callee.func, ctx, pos, e)
             if isinstance(callee.func, _GradVal):
@@ -1556,6 +1562,12 @@ class SemanticModel:
             if declared is not None:
                 sizes = declared.sizes
                 origin = declared.origin
+        if self.scale_mesh is not None and names is not None:
+            old = dict(zip(names, types)) if types is not None else None
+            names, sizes = self.scale_mesh.names, self.scale_mesh.sizes
+            types = (tuple(old.get(a, AxisType.Explicit) for a in names)  # type: ignore[union-attr]
+                     if old is not None else None)
+            origin = self.scale_mesh.origin
         mesh = MeshVal(names, sizes, types, e, origin)  # type: ignore[arg-type]
         self.record("meshes", MeshMade(mesh, e, names_node, name))  # type: ignore[arg-type]
         return mesh

@@ -69,7 +69,8 @@ with jax.set_mesh(mesh):
                     n *= s
                 if n and shape[i] % n:
                     axes = entry[0] if len(entry) == 1 else entry
-                    src = (f" (sizes from the declared mesh {mesh.origin[7:]})"
+                    src = (" (the production mesh of --mesh)" if mesh.origin == "scale"
+                           else f" (sizes from the declared mesh {mesh.origin[7:]})"
                            if mesh.origin.startswith("config:") else "")
                     yield self.report(
                         spec.node or use.node,
