@@ -6,6 +6,10 @@ memory — the file on disk is never touched: after every assignment, each assig
 holding a JAX array has ``jax.typeof`` recorded (through ``sharding_types.Recorder``)
 under its line, column and name. The analyzer's inferred type for the same position
 must be exactly that string.
+
+XLA dumps each of the file's jitted functions after optimisation (``--xla_dump_to``, to
+a temporary directory); ``shardcheck.hlo`` reads the collectives out of that text, and
+``max_bytes`` fails a file whose function moves more than that per device per call.
 """
 
 from __future__ import annotations
@@ -13,10 +17,15 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+import tempfile
+from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
+
+from shardcheck import hlo
 
 Key = Tuple[int, int, str]
 
@@ -113,18 +122,50 @@ class FileResult:
     predicted: List[str]  # static error findings at the error's line
     backend: str = ""
     devices: int = 0
+    collectives: List[hlo.HloModule] = field(default_factory=list)
+    max_bytes: Optional[int] = None  # the budget per jitted function, per device per call
+
+    @property
+    def over_budget(self) -> List[hlo.HloModule]:
+        if self.max_bytes is None:
+            return []
+        return [m for m in self.collectives if m.bytes > self.max_bytes]
 
     @property
     def ok(self) -> bool:
-        if any(r.status == "disagree" for r in self.rows):
+        if any(r.status == "disagree" for r in self.rows) or self.over_budget:
             return False
         return self.error is None or bool(self.predicted)
 
 
-def run_program(path: str, devices: int = 8, timeout: float = 600) -> dict:
-    """Run ``path`` instrumented in a subprocess; the recorded types and any error."""
+def defined_functions(path: str) -> List[str]:
+    """Names of the functions ``path`` defines (a jitted one compiles as ``jit_<name>``)."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read(), filename=path)
+    names = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if any(isinstance(n, ast.Lambda) for n in ast.walk(tree)):
+        names.add("_lambda_")
+    return sorted(names)
+
+
+def _dump_flags(dump_dir: str, functions: List[str]) -> str:
+    pattern = "jit_(" + "|".join(re.escape(f) for f in functions) + ")" if functions else "^$"
+    return (f"--xla_dump_to={dump_dir} --xla_dump_hlo_as_text "
+            f"--xla_dump_hlo_module_re={pattern}")
+
+
+def run_program(path: str, devices: int = 8, timeout: float = 600,
+                dump_dir: Optional[str] = None) -> dict:
+    """Run ``path`` instrumented in a subprocess; the recorded types and any error.
+    ``dump_dir``: XLA dumps the file's jitted functions there (optimised HLO text)."""
     env = dict(os.environ)
-    env.pop("XLA_FLAGS", None)
+    # the driver sets the CPU device count itself; other XLA flags are the user's
+    flags = [f for f in env.pop("XLA_FLAGS", "").split()
+             if not f.startswith(("--xla_force_host_platform_device_count", "--xla_dump"))]
+    if dump_dir is not None:
+        flags.append(_dump_flags(dump_dir, defined_functions(path)))
+    if flags:
+        env["XLA_FLAGS"] = " ".join(flags)
     code = _DRIVER.format(path=os.path.abspath(path), devices=devices)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=timeout, env=env)
@@ -136,14 +177,24 @@ def run_program(path: str, devices: int = 8, timeout: float = 600) -> dict:
     return json.loads(marker[-1][len("@@CONFIRM@@"):])
 
 
-def confirm_file(path: str, config=None, project=None, devices: int = 8) -> FileResult:
+def confirm_file(path: str, config=None, project=None, devices: int = 8,
+                 max_bytes: Optional[int] = None) -> FileResult:
+    """Run ``path`` on ``devices`` CPU devices (or the accelerator JAX finds) and hold
+    every inferred type against ``jax.typeof``; report the compiled collectives."""
     from shardcheck.analyzer.engine import check_source, infer_types
     from shardcheck.analyzer.ftypes import ERROR
     with open(path, "rb") as fh:
         source = fh.read()
     static: Dict[Key, Optional[str]] = {(t.row, t.column, t.name): t.type
                                         for t in infer_types(source, path, config, project)}
-    run = run_program(path, devices)
+    dump_dir = tempfile.mkdtemp(prefix="shardcheck-hlo-")
+    try:
+        run = run_program(path, devices, dump_dir=dump_dir)
+        modules = hlo.read_dump(dump_dir, os.path.abspath(path), defined_functions(path))
+    finally:
+        shutil.rmtree(dump_dir, ignore_errors=True)
+    if max_bytes is None and config is not None:
+        max_bytes = getattr(config, "max_collective_bytes", None)
     runtime: Dict[Key, Set[str]] = {tuple(k): set(v) for k, v in run["types"]}  # type: ignore[misc]
     rows = []
     for key in sorted(set(static) | set(runtime)):
@@ -164,7 +215,42 @@ def confirm_file(path: str, config=None, project=None, devices: int = 8) -> File
         errors = [f for f in check_source(source, path, config, project) if f.severity == ERROR]
         on_trace = [f for f in errors if f.row in (err.get("trace") or [])]
         predicted = [f"{f.code} {f.name} (line {f.row})" for f in (on_trace or errors)]
-    return FileResult(path, rows, err, predicted, run.get("backend", ""), run.get("devices", 0))
+    return FileResult(path, rows, err, predicted, run.get("backend", ""), run.get("devices", 0),
+                      _distinct(modules), max_bytes)
+
+
+def _distinct(modules: List[hlo.HloModule]) -> List[hlo.HloModule]:
+    """One entry per function and set of collectives (a function compiled again for the
+    same shapes shows once)."""
+    out, seen = [], set()
+    for m in modules:
+        key = (m.name, tuple((c.kind, c.shape, c.groups, c.line) for c in m.collectives))
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out
+
+
+def render_collectives(res: FileResult) -> List[str]:
+    out = []
+    if not res.collectives:
+        return out
+    out.append("  collectives in the compiled HLO (per device, per call):")
+    for m in res.collectives:
+        over = (f"  OVER the budget of {hlo.fmt_bytes(res.max_bytes)}"
+                if res.max_bytes is not None and m.bytes > res.max_bytes else "")
+        count = len(m.collectives)
+        out.append(f"    {m.function}: {count or 'no'} collective{'s' if count != 1 else ''}"
+                   f"{', ' + hlo.fmt_bytes(m.bytes) if count else ''}{over}")
+        for c in m.collectives:
+            axes = (f"over {','.join(c.axes)}" if c.axes else
+                    f"over groups of {c.group_size}")
+            where = f"line {c.line}" if c.line and c.file and os.path.abspath(c.file) == os.path.abspath(res.path) \
+                else (f"{os.path.basename(c.file)}:{c.line}" if c.line else "line unknown")
+            op = c.op
+            out.append(f"      {c.kind:<18} {axes:<14} {c.short_shape:<20} {hlo.fmt_bytes(c.bytes):>10}  "
+                       f"{where}{f' ({op})' if op else ''}")
+    return out
 
 
 def render_text(results: List[FileResult]) -> str:
@@ -183,15 +269,32 @@ def render_text(results: List[FileResult]) -> str:
                     else "NOT predicted by the static analysis")
             out.append(f"  JAX raised {res.error['type']}{at}: {res.error['message'][:160]}")
             out.append(f"    {pred}")
+        out.extend(render_collectives(res))
     agree = sum(r.status == "agree" for res in results for r in res.rows)
     disagree = sum(r.status == "disagree" for res in results for r in res.rows)
     unpredicted = sum(1 for res in results if res.error is not None and not res.predicted)
+    over = sum(len(res.over_budget) for res in results)
     out.append(f"{agree} agree, {disagree} disagree, {unpredicted} unpredicted runtime "
-               f"error(s) in {len(results)} file(s)")
+               f"error(s) in {len(results)} file(s)" + (
+                   f"; {over} function(s) over the collective budget" if over else ""))
     return "\n".join(out)
+
+
+def module_json(m: hlo.HloModule, budget: Optional[int] = None) -> dict:
+    return {"function": m.function, "module": m.name, "devices": m.num_partitions,
+            "mesh": dict(m.mesh) if m.mesh else None, "bytes": m.bytes,
+            "over_budget": budget is not None and m.bytes > budget,
+            "collectives": [{"kind": c.kind, "axes": list(c.axes) if c.axes is not None else None,
+                             "groups": [list(g) for g in c.groups], "shape": c.short_shape,
+                             "result_bytes": c.result_bytes, "bytes": c.bytes,
+                             "op": c.op, "op_name": c.op_name, "file": c.file, "line": c.line}
+                            for c in m.collectives]}
 
 
 def render_json(results: List[FileResult]) -> str:
     return json.dumps([{"path": r.path, "ok": r.ok, "backend": r.backend, "devices": r.devices,
                         "error": r.error, "predicted": r.predicted,
-                        "rows": [asdict(x) for x in r.rows]} for r in results], indent=2)
+                        "rows": [asdict(x) for x in r.rows],
+                        "max_collective_bytes": r.max_bytes,
+                        "collectives": [module_json(m, r.max_bytes) for m in r.collectives]}
+                       for r in results], indent=2)
