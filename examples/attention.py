@@ -17,7 +17,7 @@ from sharding_types import Sharded, check_shardings
 
 jax.config.update("jax_num_cpu_devices", 8)
 
-BATCH, SEQ, D_MODEL, HEADS, HEAD_DIM = 4, 16, 64, 8, 8
+BATCH, SEQ, D_MODEL, HEADS, HEAD_DIM = 64, 16, 64, 8, 8
 
 
 @check_shardings
@@ -58,7 +58,7 @@ def main():
         wo = jax.device_put(jax.random.normal(keys[4], (HEADS, HEAD_DIM, D_MODEL)) * 0.1,
                             P("model", None, None))
         out = jax.jit(attention)(x, wq, wk, wv, wo)
-        st.assert_sharding(out, "float32[4@data,16,64]")
+        st.assert_sharding(out, "float32[64@data,16,64]")
     np.testing.assert_allclose(np.asarray(out), reference(x, wq, wk, wv, wo), rtol=1e-4, atol=1e-4)
     print(f"attention: out {st.typeof(out)}, matches the unsharded result")
 

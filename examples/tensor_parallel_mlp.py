@@ -19,7 +19,7 @@ from sharding_types import Sharded, check_shardings
 
 jax.config.update("jax_num_cpu_devices", 8)
 
-BATCH, D_MODEL, D_FF = 16, 64, 256
+BATCH, D_MODEL, D_FF = 128, 64, 256
 
 
 @jax.jit
@@ -42,7 +42,7 @@ def main():
         w_in = jax.device_put(jax.random.normal(k2, (D_MODEL, D_FF)) * 0.05, P(None, "model"))
         w_out = jax.device_put(jax.random.normal(k3, (D_FF, D_MODEL)) * 0.05, P("model", None))
         out = mlp(x, w_in, w_out)
-        st.assert_sharding(out, "float32[16@data,64]")
+        st.assert_sharding(out, "float32[128@data,64]")
     expected = jax.nn.gelu(np.asarray(x) @ np.asarray(w_in)) @ np.asarray(w_out)
     np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-4, atol=1e-4)
     print(f"tensor_parallel_mlp: out {st.typeof(out)}, matches the unsharded result")

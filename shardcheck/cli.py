@@ -87,6 +87,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         cfg = cfgmod.merge_cli(cfg, select=_split(args.select), ignore=_split(args.ignore),
                                extend_select=_split(args.extend_select),
                                exclude=_split(args.exclude))
+        if args.mesh is not None:
+            cfg.scale_mesh = cfgmod.resolve_mesh_option(args.mesh, cfg)
     except cfgmod.ConfigError as e:
         print(f"shardcheck: config error: {e}", file=sys.stderr)
         return 2
@@ -169,21 +171,43 @@ def _cmd_types(args: argparse.Namespace) -> int:
 
 
 def _cmd_confirm(args: argparse.Namespace) -> int:
-    from shardcheck import confirm
+    from concurrent.futures import ThreadPoolExecutor
+
+    from shardcheck.analyzer import config as cfgmod
     if args.devices < 1:
         print("shardcheck: --devices must be at least 1", file=sys.stderr)
+        return 2
+    if args.jobs is not None and args.jobs < 1:
+        print("shardcheck: --jobs must be at least 1", file=sys.stderr)
         return 2
     loaded = _files_and_project(args)
     if isinstance(loaded, int):
         return loaded
     cfg, files, project = loaded
-    results = []
-    for path in files:
+    try:
+        budget = (cfgmod.parse_bytes(args.max_collective_bytes)
+                  if args.max_collective_bytes is not None else cfg.max_collective_bytes)
+        mesh = cfgmod.resolve_mesh_option(args.mesh, cfg) if args.mesh is not None else None
+    except cfgmod.ConfigError as e:
+        print(f"shardcheck: {e}", file=sys.stderr)
+        return 2
+    for path in files:  # a file that does not parse is bad input, before anything runs
         try:
-            results.append(confirm.confirm_file(path, cfg, project, args.devices))
-        except SyntaxError as e:
+            with open(path, "rb") as fh:
+                compile(fh.read(), path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as e:
             print(f"{path}: does not parse: {e}".splitlines()[0], file=sys.stderr)
             return 2
+    if mesh is not None:
+        from shardcheck import scale
+        scaled = scale.confirm_scale(files, mesh, cfg, project)
+        print(scale.render_json(scaled) if args.format == "json" else scale.render_text(scaled))
+        return 0 if all(r.ok for r in scaled) else 1
+    from shardcheck import confirm
+    jobs = args.jobs or min(4, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:  # each file runs in its own process
+        results = list(pool.map(lambda p: confirm.confirm_file(p, cfg, project, args.devices,
+                                                               budget), files))
     print(confirm.render_json(results) if args.format == "json" else confirm.render_text(results))
     return 0 if all(r.ok for r in results) else 1
 
@@ -215,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
     c.add_argument("--exclude", action="append", metavar="GLOBS", help="skip paths matching these")
     c.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    c.add_argument("--mesh", metavar="AXIS=SIZE,...|NAME",
+                   help="check as if every mesh in the source had this shape (the production "
+                        "mesh: data=64,model=8, or a mesh declared in [tool.shardcheck.meshes])")
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     c.add_argument("--cache-dir", metavar="DIR", help="default: .shardcheck_cache beside the config")
@@ -242,6 +269,15 @@ def build_parser() -> argparse.ArgumentParser:
                                          "types with jax.typeof")
     cf.add_argument("paths", nargs="+", metavar="PATH", help="scripts or directories")
     cf.add_argument("--devices", type=int, default=8, help="CPU devices to run on (default 8)")
+    cf.add_argument("--mesh", metavar="AXIS=SIZE,...|NAME",
+                    help="trace the jitted functions on an abstract mesh of this shape (e.g. "
+                         "data=64,model=8, or a mesh declared in [tool.shardcheck.meshes]) "
+                         "instead of running on devices")
+    cf.add_argument("--max-collective-bytes", metavar="BYTES",
+                    help="fail when a jitted function's collectives move more than this per "
+                         "device per call (4096, 64MiB, 1.5GB); default: [tool.shardcheck] "
+                         "max-collective-bytes")
+    cf.add_argument("-j", "--jobs", type=int, help="programs run at once (default: CPUs, at most 4)")
     cf.add_argument("--format", choices=("text", "json"), default="text")
     cf.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
     cf.set_defaults(func=_cmd_confirm)

@@ -298,8 +298,8 @@ def test_the_analyzer_never_imports_jax(tree):
 def test_types_prints_the_inferred_type_of_each_assignment():
     code, out, _ = run(["types", "examples/tensor_parallel_mlp.py"], ROOT)
     assert code == 0
-    assert "examples/tensor_parallel_mlp.py:30:5: h: float32[16@data,256@model]" in out
-    assert "examples/tensor_parallel_mlp.py:44:9: out: float32[16@data,64]" in out
+    assert "examples/tensor_parallel_mlp.py:30:5: h: float32[128@data,256@model]" in out
+    assert "examples/tensor_parallel_mlp.py:44:9: out: float32[128@data,64]" in out
     assert out.strip().endswith("have a known type (100%)")
 
 
