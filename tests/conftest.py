@@ -17,3 +17,13 @@ def jax8():
     jax.config.update("jax_num_cpu_devices", 8)
     assert jax.device_count() == 8, jax.devices()
     return jax
+
+
+@pytest.fixture
+def wrong_reduce_rule(monkeypatch):
+    """Test-only hook: the analyzer's reduction rule forgets ``keepdims``, so confirm
+    (whose runtime half still records what JAX says) must report a disagreement."""
+    from shardcheck.analyzer import transfer
+    real = transfer.reduce
+    monkeypatch.setattr(transfer, "reduce",
+                        lambda x, axes, keepdims, node=None, kind="sum": real(x, axes, False, node, kind))

@@ -103,13 +103,9 @@ def test_the_budget_can_come_from_config(tmp_path):
     assert r.returncode == 2 and "64MiB" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_a_wrong_static_rule_is_a_disagreement(monkeypatch, tmp_path):
+def test_a_wrong_static_rule_is_a_disagreement(wrong_reduce_rule, tmp_path):
     """Test-only hook: break the reduction rule (forget keepdims) in-process; the
     runtime half still records what JAX says, so confirm must disagree and exit 1."""
-    from shardcheck.analyzer import transfer
-    real = transfer.reduce
-    monkeypatch.setattr(transfer, "reduce",
-                        lambda x, axes, keepdims, node=None, kind="sum": real(x, axes, False, node, kind))
     prog = tmp_path / "prog.py"
     prog.write_text("import jax\nimport jax.numpy as jnp\nfrom jax import P\n"
                     "mesh = jax.make_mesh((2, 4), ('x', 'y'))\n"
