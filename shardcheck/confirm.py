@@ -267,7 +267,7 @@ def render_text(results: List[FileResult]) -> str:
             at = f" at line {res.error['line']}" if res.error.get("line") else ""
             pred = (f"predicted by {', '.join(res.predicted)}" if res.predicted
                     else "NOT predicted by the static analysis")
-            out.append(f"  JAX raised {res.error['type']}{at}: {res.error['message'][:160]}")
+            out.append(f"  the program raised {res.error['type']}{at}: {res.error['message'][:160]}")
             out.append(f"    {pred}")
         out.extend(render_collectives(res))
     agree = sum(r.status == "agree" for res in results for r in res.rows)
