@@ -224,7 +224,7 @@ class JitCallSite:
     plain function, jitted at the call (``jax.jit(f)(x)``). ``args``/``kwargs`` are
     JSON trees: ``{"type": "float32[16@data,64]"}``, ``{"const": 3}``, ``{"tuple": [...]}``,
     ``{"list": [...]}``, ``{"dict": [[key, tree], ...]}``. ``mesh``: the context mesh's
-    axis names and types. ``skipped`` says why the call cannot be re-traced ("" if it can).
+    axis names, types and sizes (a size None where unknown). ``skipped`` says why the call cannot be re-traced ("" if it can).
     """
 
     rows: Tuple[int, ...]
@@ -287,7 +287,8 @@ def jit_calls(source: bytes | str, path: str = "<string>", config: Optional[Conf
         mesh = call.ctx.mesh if call.ctx.known else None
         mesh_d = None
         if mesh is not None and mesh.names is not None and mesh.types is not None:
-            mesh_d = {"names": list(mesh.names), "types": [t.name for t in mesh.types]}
+            mesh_d = {"names": list(mesh.names), "types": [t.name for t in mesh.types],
+                      "sizes": list(mesh.sizes) if mesh.sizes is not None else None}
         elif not why:
             why = "the mesh in context at the call is unknown"
         order = mesh.names if mesh is not None else None

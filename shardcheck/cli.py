@@ -180,6 +180,16 @@ def _cmd_confirm(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("shardcheck: --jobs must be at least 1", file=sys.stderr)
         return 2
+    # PATH::NAME picks jitted functions to run alone, with inputs of their call sites' types
+    named: dict = {}
+    for i, p in enumerate(args.paths):
+        if "::" in p:
+            path, _, name = p.partition("::")
+            if not name.isidentifier():
+                print(f"shardcheck: {p!r}: give PATH::NAME with NAME a function's name", file=sys.stderr)
+                return 2
+            args.paths[i] = path
+            named.setdefault(os.path.abspath(path), []).append(name)
     loaded = _files_and_project(args)
     if isinstance(loaded, int):
         return loaded
@@ -198,18 +208,25 @@ def _cmd_confirm(args: argparse.Namespace) -> int:
         except (SyntaxError, ValueError) as e:
             print(f"{path}: does not parse: {e}".splitlines()[0], file=sys.stderr)
             return 2
+    from shardcheck import confirm, scale
+    functions = {f: named[os.path.abspath(f)] for f in files if os.path.abspath(f) in named}
     if mesh is not None:
-        from shardcheck import scale
-        scaled = scale.confirm_scale(files, mesh, cfg, project)
+        scaled = scale.confirm_scale(files, mesh, cfg, project, functions)
         print(scale.render_json(scaled) if args.format == "json" else scale.render_text(scaled))
         return 0 if all(r.ok for r in scaled) else 1
-    from shardcheck import confirm
+    alone = scale.confirm_scale([f for f in files if f in functions], None, cfg, project,
+                                functions, args.devices, budget) if functions else []
+    scripts = [f for f in files if f not in functions]
     jobs = args.jobs or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # each file runs in its own process
         results = list(pool.map(lambda p: confirm.confirm_file(p, cfg, project, args.devices,
-                                                               budget), files))
-    print(confirm.render_json(results) if args.format == "json" else confirm.render_text(results))
-    return 0 if all(r.ok for r in results) else 1
+                                                               budget), scripts))
+    if args.format == "json":
+        print(json.dumps(json.loads(confirm.render_json(results)) + scale.json_rows(alone), indent=2))
+    else:
+        print("\n".join(x for x in (confirm.render_text(results) if results else "",
+                                     scale.render_text(alone) if alone else "") if x))
+    return 0 if all(r.ok for r in results) and all(r.ok for r in alone) else 1
 
 
 def _split(values: Optional[List[str]]) -> List[str]:
@@ -267,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cf = sub.add_parser("confirm", help="run programs under JAX and compare the inferred "
                                          "types with jax.typeof")
-    cf.add_argument("paths", nargs="+", metavar="PATH", help="scripts or directories")
+    cf.add_argument("paths", nargs="+", metavar="PATH",
+                    help="scripts or directories; PATH::NAME runs the jitted function NAME alone")
     cf.add_argument("--devices", type=int, default=8, help="CPU devices to run on (default 8)")
     cf.add_argument("--mesh", metavar="AXIS=SIZE,...|NAME",
                     help="trace the jitted functions on an abstract mesh of this shape (e.g. "

@@ -231,7 +231,8 @@ def _distinct(modules: List[hlo.HloModule]) -> List[hlo.HloModule]:
     return out
 
 
-def render_collectives(res: FileResult) -> List[str]:
+def render_collectives(res) -> List[str]:
+    """The collective report of a FileResult or a ScaleResult."""
     out = []
     if not res.collectives:
         return out

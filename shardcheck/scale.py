@@ -1,5 +1,5 @@
 """``shardcheck confirm --mesh data=64,model=8``: the program at production scale, with no
-devices.
+devices; and ``shardcheck confirm prog.py::fn``: one jitted function run alone.
 
 The analyzer finds each call of a jitted function and the sharding types of its
 inputs (``engine.jit_calls``). One subprocess imports every file, instrumented in
@@ -13,6 +13,12 @@ production one, is held against both.
 
 The mesh keeps the source's global shapes: what changes is how many ways each
 dimension is split, so a batch of 16 that 2 'data' devices divide fails on 64.
+
+Without a production mesh, the same driver runs the named functions on real devices
+instead: each call's mesh is the program's own (``jax.make_mesh`` of the sizes the
+analyzer read), its inputs are zeros of the inferred types placed with
+``jax.device_put``, and the function compiles and runs, so XLA's dump of it gives the
+collective report as for a whole program.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from shardcheck import hlo
 from shardcheck.confirm import Key, Row
 
 _DRIVER = r"""
@@ -35,12 +42,35 @@ import sharding_types as st
 from shardcheck.confirm import instrumented
 
 plan = json.loads(sys.stdin.read())
-names = [a for a, _ in plan["mesh"]]
-sizes = tuple(s for _, s in plan["mesh"])
+devices = plan.get("devices")
+if devices:
+    jax.config.update("jax_num_cpu_devices", devices)  # the CPU backend; a GPU is used as is
+prod = plan.get("mesh")
+
+def concrete(sds):
+    import jax.numpy as jnp
+    if jax.dtypes.issubdtype(sds.dtype, jax.dtypes.prng_key):
+        n = 1
+        for d in sds.shape:
+            n *= d
+        value = jax.random.split(jax.random.key(0), n).reshape(sds.shape)
+    else:
+        value = jnp.zeros(sds.shape, sds.dtype)
+    return jax.device_put(value, sds.sharding)
+
+def make_mesh(call):
+    program = dict(zip(call["mesh"]["names"], call["mesh"]["types"]))
+    if prod is None:  # the program's own mesh, on devices
+        return jax.make_mesh(tuple(call["mesh"]["sizes"]), tuple(call["mesh"]["names"]),
+                             axis_types=tuple(getattr(AxisType, t) for t in call["mesh"]["types"]))
+    names = [a for a, _ in prod]
+    return AbstractMesh(tuple(s for _, s in prod), tuple(names), axis_types=tuple(
+        getattr(AxisType, program.get(a, "Explicit")) for a in names))
 
 def build(tree, amesh):
     if "type" in tree:
-        return st.abstract_array(tree["type"], amesh)
+        sds = st.abstract_array(tree["type"], amesh)
+        return concrete(sds) if prod is None else sds
     if "const" in tree:
         return tree["const"]
     if "tuple" in tree:
@@ -73,9 +103,7 @@ for item in plan["files"]:
         t0 = time.perf_counter()
         res = {"index": call["index"], "error": None, "outputs": None, "seconds": 0.0}
         try:
-            program = dict(zip(call["mesh"]["names"], call["mesh"]["types"]))
-            amesh = AbstractMesh(sizes, tuple(names), axis_types=tuple(
-                getattr(AxisType, program.get(a, "Explicit")) for a in names))
+            amesh = make_mesh(call)
             fn = ns[call["target"]]
             if call["wrap"]:
                 fn = jax.jit(fn)
@@ -86,16 +114,22 @@ for item in plan["files"]:
                 res["error"] = failure(e, path, "inputs")
                 out["calls"].append(res)
                 continue
-            with rec, jax.sharding.use_abstract_mesh(amesh):
-                traced = fn.trace(*args, **kwargs)
-            res["outputs"] = [str(a) for a in traced.jaxpr.out_avals]
+            if prod is None:
+                with rec, jax.set_mesh(amesh):
+                    outs = jax.block_until_ready(fn(*args, **kwargs))
+                res["outputs"] = [str(jax.typeof(o)) for o in jax.tree.leaves(outs)]
+            else:
+                with rec, jax.sharding.use_abstract_mesh(amesh):
+                    traced = fn.trace(*args, **kwargs)
+                res["outputs"] = [str(a) for a in traced.jaxpr.out_avals]
         except BaseException as e:
             res["error"] = failure(e, path)
         res["seconds"] = time.perf_counter() - t0
         out["calls"].append(res)
     out["types"] = [[list(k), sorted(v)] for k, v in rec.types.items()]
     results.append(out)
-print("@@SCALE@@" + json.dumps(results))
+print("@@SCALE@@" + json.dumps({"results": results, "backend": jax.default_backend(),
+                                "devices": jax.device_count() if prod is None else 0}))
 """
 
 
@@ -113,15 +147,27 @@ class CallResult:
 @dataclass
 class ScaleResult:
     path: str
-    mesh: Tuple[Tuple[str, int], ...]
+    mesh: Tuple[Tuple[str, int], ...]  # the production mesh; () when run on devices
     calls: List[CallResult]
     rows: List[Row]
     import_error: Optional[dict] = None
+    collectives: List[hlo.HloModule] = field(default_factory=list)  # on devices
+    max_bytes: Optional[int] = None
+    backend: str = ""
+    devices: int = 0
+    named: bool = False  # the user named the functions (PATH::NAME): each must run
 
     @property
     def ok(self) -> bool:
-        return (self.import_error is None and not any(c.error for c in self.calls)
-                and not any(r.status == "disagree" for r in self.rows))
+        if self.import_error is not None or any(r.status == "disagree" for r in self.rows):
+            return False
+        if self.named and any(c.skipped for c in self.calls):
+            return False
+        if self.max_bytes is not None and any(m.bytes > self.max_bytes for m in self.collectives):
+            return False
+        if self.mesh:  # at production scale, any error is news
+            return not any(c.error for c in self.calls)
+        return all(c.predicted for c in self.calls if c.error)  # on devices, as for a program
 
 
 def mesh_label(mesh: Sequence[Tuple[str, int]]) -> str:
@@ -131,44 +177,83 @@ def mesh_label(mesh: Sequence[Tuple[str, int]]) -> str:
     return f"{', '.join(f'{a}={s}' for a, s in mesh)} ({total} devices, abstract)"
 
 
-def run_plan(plan: dict, timeout: float = 600) -> List[dict]:
-    """Trace every planned call in one subprocess; JAX never sees a device."""
+def run_plan(plan: dict, timeout: float = 600, dump_dir: Optional[str] = None) -> dict:
+    """Run every planned call in one subprocess: traced on the production mesh (JAX never
+    sees a device), or, with no ``plan["mesh"]``, run on devices (``dump_dir``: XLA
+    dumps the compiled functions there)."""
+    from shardcheck.confirm import _dump_flags
     env = dict(os.environ)
-    env["JAX_PLATFORMS"] = "cpu"  # tracing needs no accelerator: never initialise one
+    flags = [f for f in env.pop("XLA_FLAGS", "").split()
+             if not f.startswith(("--xla_force_host_platform_device_count", "--xla_dump"))]
+    if plan.get("mesh") is not None:
+        env["JAX_PLATFORMS"] = "cpu"  # tracing needs no accelerator: never initialise one
+    elif dump_dir is not None:
+        flags.append(_dump_flags(dump_dir, sorted({c["target"] for f in plan["files"]
+                                                   for c in f["calls"]})))
+    if flags:
+        env["XLA_FLAGS"] = " ".join(flags)
     proc = subprocess.run([sys.executable, "-c", _DRIVER], input=json.dumps(plan),
                           capture_output=True, text=True, timeout=timeout, env=env)
     marker = [l for l in proc.stdout.splitlines() if l.startswith("@@SCALE@@")]
     if not marker:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         err = {"type": "RunFailed", "message": tail[0], "line": None, "trace": []}
-        return [{"path": f["path"], "import_error": err, "calls": [], "types": []}
-                for f in plan["files"]]
+        return {"results": [{"path": f["path"], "import_error": err, "calls": [], "types": []}
+                            for f in plan["files"]], "backend": "", "devices": 0}
     return json.loads(marker[-1][len("@@SCALE@@"):])
 
 
-def confirm_scale(paths: Sequence[str], mesh, config=None, project=None) -> List[ScaleResult]:
-    """Trace each file's jitted functions on ``mesh`` (a ``DeclaredMesh``)."""
+def confirm_scale(paths: Sequence[str], mesh=None, config=None, project=None,
+                  functions: Optional[Dict[str, Sequence[str]]] = None, devices: int = 8,
+                  max_bytes: Optional[int] = None) -> List[ScaleResult]:
+    """Trace each file's jitted calls on ``mesh`` (a ``DeclaredMesh``), or with no mesh
+    run them on ``devices`` CPU devices on the program's own meshes. ``functions``:
+    per path, the function names to keep (all when a path has none)."""
+    import shutil
+    import tempfile
+
     from shardcheck.analyzer.config import Config
-    from shardcheck.analyzer.engine import check_source, infer_types, jit_calls
+    from shardcheck.analyzer.engine import JitCallSite, check_source, infer_types, jit_calls
     from shardcheck.analyzer.ftypes import ERROR
     base = config or Config()
-    scaled = dataclasses.replace(base, scale_mesh=mesh, _codes=None)
-    axes = tuple(mesh.axes)
+    scaled = dataclasses.replace(base, scale_mesh=mesh, _codes=None) if mesh is not None else base
+    if max_bytes is None:
+        max_bytes = base.max_collective_bytes
+    axes = tuple(mesh.axes) if mesh is not None else ()
     plan_files, sites_by_path = [], {}
     for path in paths:
         with open(path, "rb") as fh:
             source = fh.read()
         sites = jit_calls(source, path, base, project)
+        wanted = (functions or {}).get(path)
+        if wanted:
+            sites = [s for s in sites if s.target in wanted]
+            found = {s.target for s in sites}
+            sites += [JitCallSite((), n, False, None, None, None,
+                                  f"no call of a jitted function {n} found in this file")
+                      for n in wanted if n not in found]
+        if mesh is None:  # on devices the program's mesh must be fully known
+            sites = [s if s.skipped or (s.mesh and s.mesh.get("sizes") and None not in s.mesh["sizes"])
+                     else dataclasses.replace(s, skipped="the sizes of the mesh at the call are unknown")
+                     for s in sites]
         sites_by_path[path] = (source, sites)
         calls = [{"index": i, "target": s.target, "wrap": s.wrap, "args": s.args,
                   "kwargs": s.kwargs, "mesh": s.mesh}
                  for i, s in enumerate(sites) if not s.skipped]
         plan_files.append({"path": os.path.abspath(path), "calls": calls})
-    runs = run_plan({"mesh": [list(a) for a in axes], "files": plan_files}) if plan_files else []
+    plan = {"mesh": [list(a) for a in axes] if mesh is not None else None, "devices": devices,
+            "files": plan_files}
+    dump_dir = tempfile.mkdtemp(prefix="shardcheck-hlo-") if mesh is None else None
+    try:
+        run = run_plan(plan, dump_dir=dump_dir) if plan_files else {"results": []}
+        modules = hlo.read_dump(dump_dir) if dump_dir else []
+    finally:
+        if dump_dir:
+            shutil.rmtree(dump_dir, ignore_errors=True)
     results = []
-    for path, run in zip(paths, runs):
+    for path, res in zip(paths, run["results"]):
         source, sites = sites_by_path[path]
-        traced = {c["index"]: c for c in run["calls"]}
+        traced = {c["index"]: c for c in res["calls"]}
         static: Dict[Key, Optional[str]] = {(t.row, t.column, t.name): t.type
                                             for t in infer_types(source, path, scaled, project)}
         errors = [f for f in check_source(source, path, scaled, project) if f.severity == ERROR]
@@ -183,27 +268,36 @@ def confirm_scale(paths: Sequence[str], mesh, config=None, project=None) -> List
                 near = [f for f in errors if f.row in lines]
                 c.predicted = [f"{f.code} {f.name} (line {f.row})" for f in (near or errors)]
             calls.append(c)
-        runtime = {tuple(k): sorted(v) for k, v in run["types"]}
+        runtime = {tuple(k): sorted(v) for k, v in res["types"]}
         rows = []
         for key in sorted(runtime):
             st_t, rt = static.get(key), runtime[key]  # type: ignore[call-overload]
             status = ("unknown" if st_t is None else "agree" if rt == [st_t] else "disagree")
             rows.append(Row(path, key[0], key[1], key[2], st_t, rt, status))
-        results.append(ScaleResult(path, axes, calls, rows, run.get("import_error")))
+        mine = [m for m in modules if any(
+            os.path.abspath(c.file) == os.path.abspath(path) for c in m.collectives)
+            or m.function in {c.target for c in calls}] if len(paths) > 1 else modules
+        from shardcheck.confirm import _distinct
+        results.append(ScaleResult(path, axes, calls, rows, res.get("import_error"),
+                                   _distinct(mine), max_bytes, run.get("backend", ""),
+                                   run.get("devices", 0), bool((functions or {}).get(path))))
     return results
 
 
 def render_text(results: List[ScaleResult]) -> str:
     out = []
+    from shardcheck.confirm import render_collectives
     for res in results:
-        out.append(f"{res.path} at {mesh_label(res.mesh)}")
+        out.append(f"{res.path} at {mesh_label(res.mesh)}" if res.mesh else
+                   f"{res.path} (named functions alone, {res.devices} {res.backend} devices)")
         if res.import_error is not None:
             e = res.import_error
             out.append(f"  importing it raised {e['type']}: {e['message'][:200]}")
         if not res.calls and res.import_error is None:
             out.append("  no call of a jitted function found")
         for c in res.calls:
-            at = f"{c.target} (called at line {', '.join(map(str, c.rows))})"
+            at = (f"{c.target} (called at line {', '.join(map(str, c.rows))})" if c.rows
+                  else c.target)
             if c.skipped:
                 out.append(f"  {at}: not traced: {c.skipped}")
             elif c.error is not None:
@@ -214,26 +308,38 @@ def render_text(results: List[ScaleResult]) -> str:
                 out.append("    " + (f"static analysis at this scale: {', '.join(c.predicted)}"
                                      if c.predicted else "NOT predicted by the static analysis at this scale"))
             else:
-                out.append(f"  {at}: traced in {c.seconds * 1000:.0f} ms -> "
+                verb = "traced" if res.mesh else "ran"
+                out.append(f"  {at}: {verb} in {c.seconds * 1000:.0f} ms -> "
                            f"{', '.join(c.outputs or []) or 'no outputs'}")
         w = max([len(f"{r.line}:{r.column} {r.name}") for r in res.rows] + [10])
         for r in res.rows:
             where = f"{r.line}:{r.column} {r.name}"
             out.append(f"    {where:<{w}}  {r.static or '?':<34} {' | '.join(r.runtime):<34} {r.status}")
+        out.extend(render_collectives(res))
     calls = [c for res in results for c in res.calls]
     failed = sum(1 for c in calls if c.error is not None)
     traced = sum(1 for c in calls if not c.skipped and c.error is None)
     skipped = sum(1 for c in calls if c.skipped)
     agree = sum(r.status == "agree" for res in results for r in res.rows)
     disagree = sum(r.status == "disagree" for res in results for r in res.rows)
-    mesh = mesh_label(results[0].mesh) if results else ""
-    out.append(f"at {mesh}: {traced} call(s) traced, {failed} raised, {skipped} not traced; "
+    where = (f"at {mesh_label(results[0].mesh)}" if results and results[0].mesh
+             else "on devices")
+    verb = "traced" if results and results[0].mesh else "run"
+    out.append(f"{where}: {traced} call(s) {verb}, {failed} raised, {skipped} not {verb}; "
                f"{agree} type(s) agree, {disagree} disagree, in {len(results)} file(s)")
     return "\n".join(out)
 
 
 def render_json(results: List[ScaleResult]) -> str:
-    return json.dumps([{"path": r.path, "ok": r.ok, "mesh": dict(r.mesh),
-                        "import_error": r.import_error,
-                        "calls": [asdict(c) for c in r.calls],
-                        "rows": [asdict(x) for x in r.rows]} for r in results], indent=2)
+    return json.dumps(json_rows(results), indent=2)
+
+
+def json_rows(results: List[ScaleResult]) -> List[dict]:
+    from shardcheck.confirm import module_json
+    return [{"path": r.path, "ok": r.ok, "mesh": dict(r.mesh) or None,
+             "backend": r.backend or None, "devices": r.devices or None,
+             "import_error": r.import_error,
+             "calls": [asdict(c) for c in r.calls],
+             "rows": [asdict(x) for x in r.rows],
+             "max_collective_bytes": r.max_bytes,
+             "collectives": [module_json(m, r.max_bytes) for m in r.collectives]} for r in results]

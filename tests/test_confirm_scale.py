@@ -198,3 +198,24 @@ def test_abstract_array_is_an_input_of_that_type_on_an_abstract_mesh():
                       ("float32[8@foo]", "lacks"), ("float32[", "expected")]:
         with pytest.raises(ValueError, match=said):
             st.abstract_array(bad, mesh)
+
+
+def test_a_named_function_runs_alone_on_devices():
+    """PATH::NAME: the function alone, on the program's own 2x4 mesh, with zeros of
+    its call site's inferred input types; types and collectives as for a whole run."""
+    r = _cli("examples/tensor_parallel_mlp.py::mlp", "--format", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [res] = json.loads(r.stdout)
+    [call] = res["calls"]
+    assert call["target"] == "mlp" and call["error"] is None
+    assert call["outputs"] == ["float32[128@data,64]"] and res["devices"] == 8
+    assert [(row["name"], row["status"]) for row in res["rows"]] == [("h", "agree")]
+    [mod] = res["collectives"]
+    assert [(c["kind"], c["axes"]) for c in mod["collectives"]] == [("all-reduce", ["model"])]
+
+
+def test_a_named_function_that_cannot_run_fails(tmp_path):
+    r = _cli("examples/fsdp.py::nope")
+    assert r.returncode == 1 and "no call of a jitted function nope" in r.stdout, r.stdout + r.stderr
+    r = _cli("examples/fsdp.py::1x")
+    assert r.returncode == 2 and "PATH::NAME" in r.stderr
