@@ -282,8 +282,9 @@ def jit_calls(source: bytes | str, path: str = "<string>", config: Optional[Conf
                 why = f"the options of jax.jit({plain[0]}, ...) are not reproduced"
         else:
             why = "the jitted callable is not a module-level function"
-        if not target:
-            target = "?"
+            kind = type(jv.func).__name__
+            target = ("<shard_map>" if kind == "ShardMapVal" else "<grad>" if kind == "_GradVal"
+                      else "<partial>" if kind == "PartialVal" else "<callable>")
         mesh = call.ctx.mesh if call.ctx.known else None
         mesh_d = None
         if mesh is not None and mesh.names is not None and mesh.types is not None:

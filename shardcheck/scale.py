@@ -263,6 +263,8 @@ def confirm_scale(paths: Sequence[str], mesh=None, config=None, project=None,
             t = traced.get(i)
             if t is not None:
                 c.error, c.outputs, c.seconds = t["error"], t["outputs"], t["seconds"]
+            elif not c.skipped:
+                c.skipped = "the file failed to import" if res.get("import_error") else "not reached"
             if c.error is not None:
                 lines = set(c.error.get("trace") or []) | set(s.rows)
                 near = [f for f in errors if f.row in lines]

@@ -219,3 +219,17 @@ def test_a_named_function_that_cannot_run_fails(tmp_path):
     assert r.returncode == 1 and "no call of a jitted function nope" in r.stdout, r.stdout + r.stderr
     r = _cli("examples/fsdp.py::1x")
     assert r.returncode == 2 and "PATH::NAME" in r.stderr
+
+
+def test_a_file_that_fails_to_import_traces_nothing(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text("import jax\nimport jax.numpy as jnp\nfrom jax import P\n\n"
+                    "@jax.jit\ndef f(a):\n    return a * 2\n\n"
+                    "with jax.set_mesh(jax.make_mesh((8,), ('x',))):\n"
+                    "    a = jax.device_put(jnp.zeros((64,)), P('x'))\n    f(a)\n"
+                    "raise RuntimeError('needs a dataset')\n")
+    [res] = scale.confirm_scale([str(prog)], parse_mesh_option("x=64"))
+    assert res.import_error["type"] == "RuntimeError" and not res.ok
+    assert [(c.target, c.skipped, c.outputs) for c in res.calls] == [
+        ("f", "the file failed to import", None)]
+    assert "0 call(s) traced" in scale.render_text([res])
