@@ -25,6 +25,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from sharding_types import PartialMesh
 
 from .config import Config
+from .deep import LIMITS, blank_deep_statements, from_recursion
 from .ftypes import ERROR, Finding, Fix, Pending
 from .project import Project, module_name_for
 from .rule import RuleContext
@@ -131,8 +132,8 @@ def check_source(source: bytes | str, path: str = "<string>", config: Optional[C
     codes = set(rule_codes) if rule_codes is not None else set(config.enabled_codes())
     codes -= set(config.ignored_for(path))
     try:
-        findings, text = on_deep_stack(_findings, source, path, config, project, module_name,
-                                       codes)
+        findings, text = degrading_deep_statements(_findings, source, path, config, project,
+                                                   module_name, codes)
     except (RecursionError, MemoryError) as e:
         findings = [too_deep(path, e)]
         text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")
@@ -213,6 +214,33 @@ def on_deep_stack(fn, *args):
     raise errors[0]
 
 
+def degrading_deep_statements(fn, source: bytes | str, *args):
+    """``fn(source, *args)`` on a deep stack; where that runs out of recursion (libcst on
+    Python 3.12: see ``deep``), again with the statements nested too deep for it made
+    unknown, so the rest of the file is still analysed. ``RecursionError`` when even
+    that fails."""
+    try:
+        return on_deep_stack(fn, source, *args)
+    except BaseException as e:
+        if not from_recursion(e):
+            raise
+        first = e
+    try:
+        text = source if isinstance(source, str) else decode_source(source)
+    except SourceError:
+        raise RecursionError("nested too deeply to analyse") from first
+    for limit in LIMITS:
+        flat = blank_deep_statements(text, limit)
+        if flat is None:
+            continue
+        try:
+            return on_deep_stack(fn, flat, *args)
+        except BaseException as e:
+            if not from_recursion(e):
+                raise
+    raise RecursionError("nested too deeply to analyse") from first
+
+
 def too_deep(path: str, exc: BaseException) -> Finding:
     """The finding of a file whose analysis ran out of stack or memory: a limit of
     shardcheck's, reported as a skipped file, not an internal error."""
@@ -236,6 +264,8 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
     except (RecursionError, MemoryError):
         raise
     except Exception as exc:  # the model is shared by all rules: nothing to check
+        if from_recursion(exc):  # libcst re-raises a RecursionError as other errors
+            raise RecursionError("nested too deeply to analyse") from exc
         return [_internal(path, "the semantic model", exc)]
     findings, pending = _run_rules(model, path, config, codes)
     if base is not None:
@@ -259,6 +289,8 @@ def _run_rules(model: "Interpreter", path: str, config: Config,
         except (RecursionError, MemoryError):
             raise
         except Exception as exc:
+            if from_recursion(exc):
+                raise RecursionError("nested too deeply to analyse") from exc
             findings.append(_internal(path, f"rule {code} {rule_cls.NAME}", exc))
     return findings, pending
 
@@ -411,7 +443,7 @@ def _model(source: bytes | str, path: str, config: Config, project: Optional[Pro
 
 def _deep_or_not_analysed(fn, *args):
     try:
-        return on_deep_stack(fn, *args)
+        return degrading_deep_statements(fn, *args)
     except (RecursionError, MemoryError) as e:
         raise NotAnalysed(too_deep(args[1], e).message.replace("this file was not analysed: ",
                                                                "")) from None
