@@ -22,8 +22,7 @@ def loops(x):
     init = jnp.zeros_like(x[0])
     carry, ys = jax.lax.scan(step, init, x)
     total = jax.lax.fori_loop(0, 3, lambda i, c: c + x, jnp.zeros_like(x))
-    # unknown: n, a Python int carry
-    n, last = jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))
+    n, last = jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))  # unknown: int n
     either = jax.lax.cond(x.sum() > 0, lambda: x * 2, lambda: x + 1)
     which = jax.lax.switch(1, [lambda v: v, lambda v: v * 3], x)
     return carry, ys, total, last, either, which
