@@ -52,9 +52,16 @@ def _well_formed(f: Finding) -> bool:
             or not isinstance(f.in_expected_failure, bool):
         return False
     x = f.fix
-    return x is None or (all(isinstance(i, int) and not isinstance(i, bool)
-                             for i in (x.row, x.column, x.end_row, x.end_column))
-                         and isinstance(x.message, str) and isinstance(x.content, str))
+    if x is not None and not (_ints(x.row, x.column, x.end_row, x.end_column)
+                              and isinstance(x.message, str) and isinstance(x.content, str)):
+        return False
+    return all(_ints(r.row, r.column, r.end_row, r.end_column)
+               and isinstance(r.message, str) and isinstance(r.filename, str)
+               for r in f.related)
+
+
+def _ints(*values: object) -> bool:
+    return all(isinstance(i, int) and not isinstance(i, bool) for i in values)
 
 
 def default_dir(config_root: Optional[str], start: str) -> str:

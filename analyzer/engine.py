@@ -20,13 +20,13 @@ from dataclasses import replace as dc_replace
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from sharding_types import PartialMesh
 
 from .config import Config
 from .deep import LIMITS, blank_deep_statements, from_recursion
-from .ftypes import ERROR, Finding, Fix, Pending
+from .ftypes import ERROR, Finding, Fix, Pending, Related
 from .project import Project, module_name_for
 from .rule import RuleContext
 from .rules import all_rules
@@ -137,17 +137,32 @@ def check_source(source: bytes | str, path: str = "<string>", config: Optional[C
     except (RecursionError, MemoryError) as e:
         findings = [too_deep(path, e)]
         text = source if isinstance(source, str) else source.decode("utf-8", errors="replace")
+    return _kept(findings, path, text, codes, config, project)
+
+
+def _kept(findings: List[Finding], path: str, text: str, codes: set, config: Config,
+          project: Optional[Project]) -> List[Finding]:
+    """The findings each file's selection and suppression comments keep, sorted (this
+    file's first, then those placed in modules it imports), without duplicates."""
     sup, unknown = _suppressions(text)
     for row, col, name in unknown:
         findings.append(_meta(INVALID_SUPPRESSION, f"`# shardcheck: ignore[...]` names {name!r}, "
                               "which is not a rule code or name, so it suppresses nothing; "
                               "`shardcheck rules` lists them", path, row, col))
+    sups = {path: sup}
+    allowed = {path: codes}
     seen = set()
     out = []
-    for f in sorted(findings, key=lambda f: (f.row, f.column, f.code, f.message)):
-        key = (f.code, f.row, f.column, f.message)
-        if key in seen or f.code not in codes or (
-                f.code != INVALID_SUPPRESSION and _suppressed(f, sup)):
+    for f in sorted(findings, key=lambda f: (f.filename != path, f.filename, f.row, f.column,
+                                             f.code, f.message)):
+        if f.filename not in sups:  # a module this file imports
+            sups[f.filename] = _suppressions(project.text_of(f.filename)
+                                             if project is not None else "")[0]
+            allowed[f.filename] = set() if config.is_excluded(f.filename) else (
+                codes - set(config.ignored_for(f.filename)))
+        key = (f.filename, f.code, f.row, f.column, f.message)
+        if key in seen or f.code not in allowed[f.filename] or (
+                f.code != INVALID_SUPPRESSION and _suppressed(f, sups[f.filename])):
             continue
         seen.add(key)
         out.append(f)
@@ -271,7 +286,8 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
     if base is not None:
         pending = scale_caused(pending, _run_rules(base, path, config, codes)[1], model)
     if pending:
-        findings.extend(_place(module, text, path, pending, model.raises_blocks))
+        findings.extend(_place(module, path, pending, model.raises_blocks, project,
+                               _helper_specs(model)))
     return findings
 
 
@@ -346,25 +362,73 @@ def _internal(path: str, what: str, exc: BaseException) -> Finding:
                  f"{where}); please report it. Other rules' findings are kept.", path, 1, 1)
 
 
-def _place(module: cst.Module, text: str, path: str, pending: List[Pending],
-           raises_blocks: list) -> List[Finding]:
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    ranges: List[Tuple[int, int]] = []
-    for w in raises_blocks:
-        r = positions.get(w)
+class _Places:
+    """Where nodes are: in the checked module, or in a module it imports (a function of
+    another file that this file calls is analyzed here, under this file's contexts)."""
+
+    def __init__(self, module: cst.Module, path: str, project: Optional[Project]):
+        self.own = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.path = path
+        self.project = project
+
+    def at(self, node: Optional[cst.CSTNode]) -> Optional[Tuple[str, CodeRange]]:
+        if node is None:
+            return None
+        r = self.own.get(node)
         if r is not None:
-            ranges.append((r.start.line, r.end.line))
+            return self.path, r
+        hit = self.project.locate(node) if self.project is not None else None
+        if hit is None:
+            return None
+        # spelled as the checked file is: relative to the working directory, or absolute
+        where = hit[0] if os.path.isabs(self.path) else os.path.relpath(hit[0])
+        return where, hit[1]
+
+
+def _helper_specs(model: "Interpreter") -> dict:
+    """Call node -> the P(...) inside the helper function it called, for every spec a
+    helper built (a finding about such a spec points at the call, and notes the helper)."""
+    out = {}
+    for use in list(model.events.spec_uses) + list(model.events.axis_typed):
+        if use.spec.built_at is not None and use.spec.node is not None:
+            out[use.spec.node] = use.spec.built_at
+    return out
+
+
+def _place(module: cst.Module, path: str, pending: List[Pending], raises_blocks: list,
+           project: Optional[Project] = None, helper_specs: Optional[dict] = None) -> List[Finding]:
+    """Findings at their nodes' files and lines: a node in an imported module is
+    reported there, once, not copied to this file."""
+    places = _Places(module, path, project)
+    helper_specs = helper_specs or {}
+    ranges: List[Tuple[str, int, int]] = []
+    for w in raises_blocks:
+        at = places.at(w)
+        if at is not None:
+            ranges.append((at[0], at[1].start.line, at[1].end.line))
     out = []
     for p in pending:
-        r = positions.get(p.node) if p.node is not None else None
+        at = places.at(p.node)
+        where, r = at if at is not None else (path, None)
         row, col, erow, ecol = (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) if r else (1, 1, 1, 1)
         fix = None
         if p.fix_content is not None and r is not None:
             fix = Fix(p.fix_message or "apply the suggested replacement", row, col, erow, ecol,
                       p.fix_content)
-        inside = any(a <= row <= b for a, b in ranges)
-        out.append(Finding(p.code, p.name, p.message, p.severity, path, row, col, erow, ecol,
-                           fix, inside))
+        inside = any(f == where and a <= row <= b for f, a, b in ranges)
+        related = []
+        notes = list(p.related)
+        if p.node in helper_specs:
+            notes.append((helper_specs[p.node], "the spec is built here, by the helper this "
+                          "line calls"))
+        for node, note in notes:
+            rat = places.at(node)
+            if rat is not None:
+                rp, rr = rat
+                related.append(Related(note, rp, rr.start.line, rr.start.column + 1,
+                                       rr.end.line, rr.end.column + 1))
+        out.append(Finding(p.code, p.name, p.message, p.severity, where, row, col, erow, ecol,
+                           fix, inside, tuple(related)))
     return out
 
 

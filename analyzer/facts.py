@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, Tuple
 
-from sharding_types import ShardingType
+import libcst as cst
+
+from sharding_types import AxisType, ShardingType
 
 from .values import ArrayVal, MeshVal, SpecVal, Value
 
@@ -217,3 +219,70 @@ class MeshDeviceCount(Fact):
     count: int  # the devices the module sets up
     how: str  # the setting, as written
     cpu_pinned: bool  # the module pins the platform to the CPU
+
+
+@dataclass(frozen=True, eq=False)
+class ControlFlowTypeMismatch(Fact):
+    """A loop carry whose type changes in one step (proven at the initial carry), or
+    ``cond``/``switch`` branches of different output types (proven at the branch to
+    change: the one whose output varies over, or is sharded over, fewer axes). ``what``
+    says which part of the type differs: "varying" (the manual axes, inside a check_vma
+    shard_map) or "sharding" (the Explicit axes of the dims)."""
+
+    api: str  # "scan", "fori_loop", "while_loop", "cond", "switch"
+    part: str  # "carry", or the branch to change: "true_fun", "false_fun", "branch 1"
+    path: Tuple[object, ...]  # the tuple indices and dict keys down to the leaf
+    what: str  # "varying" or "sharding"
+    here: Any  # the leaf: the initial carry's, or the branch's to change
+    there: Any  # the body's output leaf, or the other branch's
+    manual: frozenset  # the manual axes in force
+    other: Optional[cst.CSTNode]  # the loop body, or the other branch
+    other_name: Optional[str] = None
+
+
+@dataclass(frozen=True, eq=False)
+class ClosedOverExplicitArray(Fact):
+    """A ``shard_map`` body uses, in an operation, an array of an enclosing scope that
+    lives on a mesh with Explicit axes (proven at the use)."""
+
+    name: str
+    value: ArrayVal
+    shard_map: cst.CSTNode  # the shard_map call
+
+
+@dataclass(frozen=True, eq=False)
+class ConstraintAxisNotAuto(Fact):
+    """``with_sharding_constraint`` names ``axis``, which is not Auto (Manual inside
+    shard_map, or Explicit), where the constraint is not an assert (the context mesh is
+    not all Explicit)."""
+
+    spec: SpecVal
+    axis: str
+    axis_type: AxisType
+    mesh: MeshVal
+    context: str  # "inside shard_map", "with no mesh set", ...
+
+
+@dataclass(frozen=True, eq=False)
+class InvariantReduction(Fact):
+    """``psum``/``pmean`` inside shard_map of a value already invariant over ``axes``,
+    for a known reason (``origin``): the result of an earlier reduction, or (under
+    check_vma) the gradient w.r.t. an input replicated over them, which JAX has already
+    summed over them."""
+
+    api: str  # "psum" or "pmean"
+    axes: Tuple[str, ...]
+    origin: str  # "reduced", "gradient"
+    origin_node: Optional[cst.CSTNode]
+    axis_size: Optional[int]  # the product of the axes' sizes, when known
+    path: Tuple[object, ...] = ()  # the leaf, within a tree operand
+
+
+@dataclass(frozen=True, eq=False)
+class VaryingGather(Fact):
+    """``all_gather`` without ``to=``: every device holds the same gathered array, but
+    JAX types the result as varying over ``axes`` (``to='invarying'`` types it
+    invariant)."""
+
+    value: ArrayVal
+    axes: Tuple[str, ...]

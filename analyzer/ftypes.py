@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -28,9 +28,34 @@ class Fix:
             "end_location": {"row": self.end_row, "column": self.end_column}}]}
 
 
+@dataclass(frozen=True)
+class Related:
+    """Another place a finding involves (the value an ``out_specs`` entry claims is
+    replicated, the helper that built a spec): a ``note:`` line in text output,
+    ``relatedLocations`` in SARIF."""
+
+    message: str
+    filename: str
+    row: int
+    column: int
+    end_row: int
+    end_column: int
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"message": self.message, "filename": self.filename,
+                "location": {"row": self.row, "column": self.column},
+                "end_location": {"row": self.end_row, "column": self.end_column}}
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Related":
+        return cls(d["message"], d["filename"], d["location"]["row"], d["location"]["column"],
+                   d["end_location"]["row"], d["end_location"]["column"])
+
+
 @dataclass
 class Pending:
-    """A finding a rule raised at a node; the engine gives it a position."""
+    """A finding a rule raised at a node; the engine gives it a position. ``related``:
+    (node, what happens there) pairs, placed the same way (in whichever file holds them)."""
 
     code: str
     name: str
@@ -39,6 +64,7 @@ class Pending:
     node: Optional[cst.CSTNode]
     fix_content: Optional[str] = None  # replace the node's text with this
     fix_message: str = ""
+    related: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -54,13 +80,15 @@ class Finding:
     end_column: int
     fix: Optional[Fix] = None
     in_expected_failure: bool = field(default=False, compare=False)  # inside assertRaises
+    related: Tuple[Related, ...] = ()
 
     def as_json(self) -> Dict[str, Any]:
         return {"code": self.code, "name": self.name, "message": self.message,
                 "severity": self.severity, "filename": self.filename,
                 "location": {"row": self.row, "column": self.column},
                 "end_location": {"row": self.end_row, "column": self.end_column},
-                "fix": self.fix.as_json() if self.fix else None}
+                "fix": self.fix.as_json() if self.fix else None,
+                "related": [r.as_json() for r in self.related]}
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Finding":
@@ -71,7 +99,8 @@ class Finding:
                       e["end_location"]["row"], e["end_location"]["column"], e["content"])
         return cls(d["code"], d["name"], d["message"], d["severity"], d["filename"],
                    d["location"]["row"], d["location"]["column"], d["end_location"]["row"],
-                   d["end_location"]["column"], fix, d.get("in_expected_failure", False))
+                   d["end_location"]["column"], fix, d.get("in_expected_failure", False),
+                   tuple(Related.from_json(r) for r in d.get("related") or ()))
 
 
 @dataclass(frozen=True)

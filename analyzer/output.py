@@ -26,8 +26,10 @@ def _rel(path: str) -> str:
 
 
 def text(findings: List[Finding], files: int) -> str:
-    lines = [f"{_rel(f.filename)}:{f.row}:{f.column}: {f.code} {f.message} [{f.name}]"
-             for f in findings]
+    lines = []
+    for f in findings:
+        lines.append(f"{_rel(f.filename)}:{f.row}:{f.column}: {f.code} {f.message} [{f.name}]")
+        lines.extend(f"{_rel(r.filename)}:{r.row}:{r.column}: note: {r.message}" for r in f.related)
     errors = sum(f.severity == ERROR for f in findings)
     warnings = len(findings) - errors
     if findings:
@@ -89,6 +91,14 @@ def sarif(findings: List[Finding]) -> str:
                            "endLine": f.end_row, "endColumn": f.end_column}}}],
             "partialFingerprints": {"shardcheck/v1": _fingerprint(f, line_text, seen[base])},
         })
+        if f.related:
+            results[-1]["relatedLocations"] = [{
+                "id": i, "message": {"text": r.message},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _rel(r.filename), "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": r.row, "startColumn": r.column,
+                               "endLine": r.end_row, "endColumn": r.end_column}}}
+                for i, r in enumerate(f.related)]
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -119,7 +129,8 @@ def github(findings: List[Finding]) -> str:
         props = (f"file={_gh_escape(_rel(f.filename), True)},line={f.row},col={f.column},"
                  f"endLine={f.end_row},endColumn={f.end_column},"
                  f"title={_gh_escape(f'{f.code} {f.name}', True)}")
-        out.append(f"::{level} {props}::{_gh_escape(f.message)}")
+        notes = "".join(f"\n{_rel(r.filename)}:{r.row}: {r.message}" for r in f.related)
+        out.append(f"::{level} {props}::{_gh_escape(f.message + notes)}")
     return "\n".join(out)
 
 

@@ -8,7 +8,10 @@ read, so the cache can tell when an imported module changed.
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional, Set
+from typing import Any, Dict, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 
 def module_name_for(path: str) -> str:
@@ -46,6 +49,10 @@ class Project:
         self._envs: Dict[str, object] = {}
         self._loading: Set[str] = set()
         self.used: Set[str] = set()  # paths read for the file being checked
+        # each module read: (path, parsed module, source text), so that a finding at one
+        # of its nodes (in a function the checked file calls) is placed in its own file
+        self.parsed: Dict[str, Tuple[str, cst.Module, str]] = {}
+        self._positions: Dict[str, Any] = {}
 
     def add_file(self, path: str) -> None:
         self.roots.add(source_root_for(path))
@@ -83,7 +90,9 @@ class Project:
             from .sources import decode_source, parse_source, read_source
             # as a checked file is read: never blocks on a FIFO, and what CPython rejects
             # (deep nesting that would crash libcst's parser) raises instead
-            module = parse_source(decode_source(read_source(path)), path)
+            text = decode_source(read_source(path))
+            module = parse_source(text, path)
+            self.parsed[name] = (path, module, text)
             env = analyze(module, name, self.config or Config(), self, definitions_only=True).env
         except Exception:
             env = None
@@ -91,3 +100,24 @@ class Project:
             self._loading.discard(name)
         self._envs[name] = env
         return env
+
+    def locate(self, node: cst.CSTNode) -> Optional[Tuple[str, Any, str]]:
+        """The file, position and source text of a node of a module read through an
+        import (None when no read module holds it)."""
+        for name, (path, module, text) in list(self.parsed.items()):
+            positions = self._positions.get(name)
+            if positions is None:
+                positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+                self._positions[name] = positions
+            r = positions.get(node)
+            if r is not None:
+                return path, r, text
+        return None
+
+    def text_of(self, path: str) -> str:
+        """The source text of a read module's file ("" if none was read)."""
+        path = os.path.abspath(path)
+        for p, _, text in self.parsed.values():
+            if os.path.abspath(p) == path:
+                return text
+        return ""

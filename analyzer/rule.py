@@ -9,7 +9,7 @@ JAX itself.
 from __future__ import annotations
 
 import inspect
-from typing import ClassVar, Dict, Iterator, List, Optional, Tuple, Type, TypeVar
+from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type, TypeVar
 
 import libcst as cst
 
@@ -65,9 +65,12 @@ class ShardRule:
         return iter(())
 
     def report(self, node: Optional[cst.CSTNode], message: str, severity: Optional[str] = None,
-               fix_content: Optional[str] = None, fix_message: str = "") -> Pending:
+               fix_content: Optional[str] = None, fix_message: str = "",
+               related: Sequence[Tuple[Optional[cst.CSTNode], str]] = ()) -> Pending:
+        """A finding at ``node``; ``related``: other lines it involves, (node, note)."""
         return Pending(self.CODE, self.NAME, message, severity or self.SEVERITY, node,
-                       fix_content, fix_message)
+                       fix_content, fix_message,
+                       [(n, note) for n, note in related if n is not None and n is not node])
 
     @classmethod
     def docs(cls) -> str:

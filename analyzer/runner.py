@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional
 
 from .cache import Cache
@@ -73,5 +73,25 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
         if cache is not None and digest is not None and not any(
                 f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):
             cache.put(path, digest, findings, deps)
-    ordered = [f for p in files for f in results.get(p, [])]
-    return RunResult(ordered, len(files), cached)
+    return RunResult(_merged(files, results), len(files), cached)
+
+
+def _merged(files: List[str], results: dict) -> List[Finding]:
+    """Every file's findings, grouped by file in the order given. A file's check may
+    report findings in a module it imports (a function it calls, analyzed under its
+    contexts); each is kept once, under that module's file as the run names it."""
+    spelled = {os.path.abspath(p): p for p in files}
+    rank = {os.path.abspath(p): i for i, p in enumerate(files)}
+    seen = set()
+    out: List[Finding] = []
+    for p in files:
+        for f in results.get(p, []):
+            where = os.path.abspath(f.filename)
+            if where in spelled and f.filename != spelled[where]:
+                f = replace(f, filename=spelled[where])
+            key = (where, f.row, f.column, f.code, f.message)
+            if key not in seen:
+                seen.add(key)
+                out.append(f)
+    return sorted(out, key=lambda f: (rank.get(os.path.abspath(f.filename), len(files)),
+                                      f.filename, f.row, f.column, f.code, f.message))

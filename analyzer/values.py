@@ -91,6 +91,9 @@ class SpecVal(Value):
     reduced: Tuple[Optional[str], ...] = ()
     node: Optional[cst.CSTNode] = field(default=None, compare=False)
     complete: bool = True  # False when *args or other unknown parts were spliced in
+    # a spec a helper function built: ``node`` is then the helper's call (where the
+    # arguments that decide the spec are written) and this the P(...) inside the helper
+    built_at: Optional[cst.CSTNode] = field(default=None, compare=False)
 
     def axis_names(self) -> Tuple[str, ...]:
         out: list = []

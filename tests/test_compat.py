@@ -114,6 +114,32 @@ x = jax.device_put(jnp.zeros((8,)), P("x"))
 f = jax.shard_map(lambda b: jax.lax.psum(b, "y"), in_specs=P("x"), out_specs=P("x"),
                   axis_names={"x"})
 jax.jit(f)(x)"""),
+    "shard_map.out_spec_too_long": _under_mesh("""
+x = jax.device_put(jnp.arange(8.0), P("x"))
+jax.shard_map(lambda b: jax.lax.psum(b.sum(), "x"), in_specs=P("x"), out_specs=P("x"))(x)"""),
+    "shard_map.specs_list_not_tuple": _under_mesh("""
+x = jax.device_put(jnp.arange(8.0), P("x"))
+jax.shard_map(lambda a, b: a + b, in_specs=[P("x"), P("x")], out_specs=P("x"))(x, x)"""),
+    "shard_map.closure_explicit": _under_mesh("""
+w = jax.device_put(jnp.ones((8,)), P("x"))
+x = jax.device_put(jnp.arange(8.0), P("x"))
+jax.shard_map(lambda b: b * w.sum(), in_specs=P("x"), out_specs=P("x"))(x)"""),
+    "scan.carry_types_differ": _under_mesh("""
+x = jax.device_put(jnp.ones((8, 4)), P("x"))
+step = lambda c, xi: (c + xi, None)
+jax.shard_map(lambda b: jax.lax.scan(step, jnp.zeros((4,)), b)[0], in_specs=P("x"),
+              out_specs=P("x"))(x)"""),
+    "while_loop.carry_types_differ": _under_mesh("""
+x = jax.device_put(jnp.ones((8, 4)), P("x"))
+loop = lambda b: jax.lax.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] + b[c[0]]),
+                                    (0, jnp.zeros((4,))))[1]
+jax.shard_map(loop, in_specs=P("x"), out_specs=P("x"))(x)"""),
+    "cond.branch_types_differ": _under_mesh("""
+x = jax.device_put(jnp.ones((8,)), P("x"))
+pick = lambda b: jax.lax.cond(True, lambda v: v * 2, lambda v: jnp.zeros((4,)), b)
+jax.shard_map(pick, in_specs=P("x"), out_specs=P("x"))(x)"""),
+    "with_sharding_constraint.non_auto_axis": _HEAD + """
+jax.lax.with_sharding_constraint(jnp.ones((8,)), NamedSharding(mesh, P("x")))""",
     "jit.in_shardings_mismatch": _under_mesh("""
 x = jax.device_put(jnp.ones((8, 16)), P("x", None))
 jax.jit(lambda a: a, in_shardings=NamedSharding(mesh, P("y", None)))(x)"""),

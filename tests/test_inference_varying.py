@@ -50,6 +50,16 @@ CASES = [
     "x.T",
     "jnp.sum(x, axis=0, keepdims=True) + jnp.zeros((4, 4))",
     "jnp.zeros((4, 4))",
+    "jax.lax.scan(lambda c, r: (c + r, c), jnp.zeros_like(x[0]), x)[1]",
+    "jax.lax.scan(lambda c, r: (c, r * 2), jnp.zeros(()), x)[1]",
+    "jax.lax.fori_loop(0, 4, lambda i, c: c + x, jnp.zeros_like(x))",
+    "jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))[1]",
+    "jax.lax.cond(x.sum() > 0, lambda: x, lambda: x * 2)",
+    "jax.lax.cond(x.sum() > 0, lambda: jnp.zeros((4, 4)), lambda: jnp.ones((4, 4)))",
+    "jax.lax.switch(1, [lambda v: v, lambda v: v + 1], x)",
+    "jax.lax.all_gather(x, 'model', axis=1, tiled=True, to='invarying')[:, :4]",
+    "jax.random.normal(jax.random.fold_in(jax.random.key(0), jax.lax.axis_index('data')), (4, 4))",
+    "jax.random.uniform(jax.random.split(jax.random.key(1))[0], (4, 4))",
 ]
 
 

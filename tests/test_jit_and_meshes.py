@@ -189,10 +189,15 @@ xmap = jax.experimental.maps.xmap
 }
 
 
-def _source(body):
-    # a case that must not see HEAD (a removed module; JAX configured by the case itself)
-    # starts with its own imports
-    return body if body.startswith(("import jax.experimental", "import jax\n")) else HEAD + body
+# cases that must not see HEAD (they set the device count before any JAX operation,
+# or import a removed module) start with their own imports
+STANDALONE = {"count-set-conditionally", "count-guarded", "count-with-devices",
+              "removed-module-attribute-once"}
+
+
+def _source(case):
+    body = CASES[case][0]
+    return body if case in STANDALONE else HEAD + body
 
 
 def _found(code):
@@ -202,8 +207,7 @@ def _found(code):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_findings(case):
-    body, expected, _ = CASES[case]
-    assert _found(_source(body)) == expected
+    assert _found(_source(case)) == CASES[case][1]
 
 
 @pytest.fixture(scope="module")
@@ -213,9 +217,9 @@ def jax_runs(jax8):
     # the shared JAX server's children may have started a backend already
     own = [c for c, (body, _, _) in CASES.items() if body.startswith("import jax\n")]
     shared = [c for c in CASES if c not in own]
-    runs = dict(zip(shared, run_snippets([_source(CASES[c][0]) for c in shared])))
+    runs = dict(zip(shared, run_snippets([_source(c) for c in shared])))
     for c in own:
-        runs[c] = _fresh_process(_source(CASES[c][0]))
+        runs[c] = _fresh_process(_source(c))
     return runs
 
 

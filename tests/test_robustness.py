@@ -416,6 +416,22 @@ def test_a_finding_with_wrong_field_types_in_the_cache_is_a_miss(tmp_path):
     assert code == 1 and json.loads(out)[0]["location"]["row"] == 5
 
 
+@pytest.mark.parametrize("related", ["x", [1], [{"message": 1}], [{
+    "message": "m", "filename": "f.py", "location": {"row": "1", "column": 1},
+    "end_location": {"row": 1, "column": 2}}]])
+def test_a_finding_with_wrong_related_locations_in_the_cache_is_a_miss(tmp_path, related):
+    (tmp_path / "bad.py").write_text(BAD)
+    cache = tmp_path / "cache"
+    run(["check", ".", "--cache-dir", str(cache)], tmp_path)
+    (path,) = cache.rglob("*.json")
+    entry = json.loads(path.read_text())
+    entry["findings"][0]["related"] = related
+    path.write_text(json.dumps(entry))
+    code, out, err = run(["check", ".", "--cache-dir", str(cache), "--format", "json"], tmp_path)
+    assert code == 1 and "Traceback" not in err
+    assert all(isinstance(r["location"]["row"], int) for f in json.loads(out) for r in f["related"])
+
+
 # -- --mesh: no follow-on findings ---------------------------------------------------------
 def test_check_at_production_scale_reports_no_follow_on_declaration_conflicts():
     code, out, err = run(["check", "--no-cache", "--mesh", "data=64,model=8", "examples/"], ROOT)

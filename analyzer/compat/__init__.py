@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Tuple
 
 from . import v0_10, v0_11, v0_12
-from .names import HISTORY, MESH_ENTER
+from .names import HISTORY, MESH_ENTER, MODULES
 from .profile import Behaviour, Deprecation, ErrorSignature, JaxProfile, minor_of, release_key
 
 __all__ = ["ALIASES", "Behaviour", "DEFAULT", "DEPRECATED", "Deprecation", "ErrorSignature",
@@ -56,12 +56,15 @@ def profile_for(version: Optional[str] = None) -> JaxProfile:
 
 def deprecated_entry(name: str) -> Optional[str]:
     """The entry of ``DEPRECATED`` that ``name`` falls under: the name itself, or the
-    module or object it is an attribute of (``jax.experimental.maps.thread_resources``
-    is gone with ``jax.experimental.maps``); None when it is current."""
+    removed module it is in (``jax.experimental.maps.thread_resources`` is gone with
+    ``jax.experimental.maps``); None when it is current. (An attribute of a deprecated
+    object is not another use: ``thread_resources.env`` is reported once.)"""
+    if name in DEPRECATED:
+        return name
     parts = name.split(".")
-    for i in range(len(parts), 1, -1):
+    for i in range(len(parts) - 1, 1, -1):
         head = ".".join(parts[:i])
-        if head in DEPRECATED:
+        if head in MODULES:
             return head
     return None
 

@@ -58,6 +58,22 @@ COMMON: Dict[str, E] = {
     "shard_map.positional_mesh": E(
         "TypeError", r"shard_map\(\) takes from 0 to 1 positional arguments but \d+"),
     "collective.unbound_axis": E("NameError", r"Found an unbound axis name: \S+"),
+    "shard_map.out_spec_too_long": E("ValueError",
+                                     r"was given an out_specs entry which is too long"),
+    "shard_map.specs_list_not_tuple": E(
+        "ValueError", r"pytree structure error: different types at key path\s+"
+                      r"shard_map (in|out)_specs"),
+    "shard_map.closure_explicit": E(
+        "NotImplementedError", r"Closing over inputs to shard_map where the input is sharded "
+                               r"on `Explicit` axes is not implemented"),
+    # control flow: carries and branches keep their types (varying manual axes included)
+    "scan.carry_types_differ": E(
+        "TypeError", r"scan body function carry input and carry output must have equal types"),
+    "while_loop.carry_types_differ": E(
+        "TypeError", r"while_loop body function carry input and carry output must have "
+                     r"equal types"),
+    "cond.branch_types_differ": E("TypeError",
+                                  r"(cond|switch) branches must have equal output types"),
     # jit and constraints
     "jit.in_shardings_mismatch": E(
         "ValueError", r"Sharding passed to jit does not match the sharding on the respective arg"),
@@ -72,6 +88,9 @@ COMMON: Dict[str, E] = {
     "jit.spec_longer_than_rank": E(
         "ValueError", r"One of pjit (arguments|outputs) with pytree key path .* is only valid "
                       r"for values of rank at least \d+"),
+    "with_sharding_constraint.non_auto_axis": E(
+        "ValueError", r"The spec of NamedSharding passed to with_sharding_constraint can only "
+                      r"refer to Auto axes of the mesh"),
     "with_sharding_constraint.assert": E(
         "AssertionError", r"`with_sharding_constraint` acts as an assert when all axes of mesh "
                           r"are of type `Explicit`"),

@@ -114,6 +114,10 @@ HISTORY: Dict[str, Deprecation] = {
 }
 
 
+# The entries of HISTORY that are modules: every name in them goes with them.
+MODULES = frozenset({"jax.experimental.maps"})
+
+
 def pick(*names: str) -> Dict[str, Deprecation]:
     """The history entries of ``names`` (a profile's deprecations or removals)."""
     return {n: HISTORY[n] for n in names}

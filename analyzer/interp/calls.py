@@ -9,6 +9,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from ..events import UNKNOWN_CTX, MeshCtx
+from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
 from ..values import (UNKNOWN, Const, FuncVal, JitVal, MeshVal, PartialVal, QualName,
                       ShardMapVal, Value, join)
@@ -71,7 +72,7 @@ class CallsMixin(InterpreterBase):
             self.pass_functions(args, ctx)
             get_hook("arguments")(self, callee, args, ctx)
             self.note_call(callee, ctx, pos)
-            return self.eval_return(callee, pos, kws, ctx)
+            return built_by_helper(self.eval_return(callee, pos, kws, ctx), e, callee.node)
         if isinstance(callee, PartialVal):
             if isinstance(callee.func, QualName):
                 merged = [Arg(None, "", a, e) for a in callee.args] + list(args)

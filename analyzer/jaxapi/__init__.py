@@ -5,6 +5,7 @@ Importing this package registers every family's handlers (see ``registry``)."""
 from . import arrays as arrays  # noqa: F401  (registers its handlers)
 from . import collectives as collectives
 from . import constructors as constructors
+from . import control_flow as control_flow
 from . import jit as jit
 from . import mesh as mesh
 from . import placement as placement

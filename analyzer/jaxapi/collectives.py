@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Optional, Tuple
 from . import names as api
 from .. import transfer as tr
 from ..events import CollectiveCall
+from ..facts import InvariantReduction, VaryingGather
 from ..values import UNKNOWN, ArrayVal, Const, Value, const_str, str_tuple, varying_of
+from .provenance import Origin, leaves, note, origin_of
 from .registry import ApiCall, models
 
 if TYPE_CHECKING:
@@ -26,7 +28,42 @@ def collective(it: "Interpreter", c: ApiCall) -> Value:
         it.record("collectives", CollectiveCall(c.name, axes, c.node, c.ctx))  # type: ignore[arg-type]  # unknown names kept as None
     if axes is None or None in axes:
         return UNKNOWN
-    return _result(it, c, axes)  # type: ignore[arg-type]  # None excluded above
+    names = tuple(a for a in axes if a is not None)
+    if c.short in ("psum", "pmean") and c.args.pos:
+        _check_invariant_operand(it, c, frozenset(names))
+    out = _result(it, c, names)
+    if c.short == "all_gather" and "to" not in c.args.kw and isinstance(out, ArrayVal) \
+            and out.varying is not None and out.varying & frozenset(names):
+        # every device holds the whole gathered array, yet JAX types it as varying
+        it.prove(VaryingGather(out, tuple(a for a in names if a in out.varying)), c.node)
+    return out
+
+
+def _check_invariant_operand(it: "Interpreter", c: ApiCall, axes: frozenset) -> None:
+    """``psum``/``pmean`` of a value that is already invariant over the axes, for a known
+    reason: psum then adds identical copies (the result is the axis size times too
+    large); a gradient w.r.t. a replicated input is already summed by JAX under
+    check_vma, so pmean returns the sum, not the mean."""
+    sm = c.ctx.shard_map
+    if sm is None or not (axes & c.ctx.manual_axes):
+        return
+    for path, leaf in leaves(c.args.pos[0]):
+        origin = origin_of(leaf)
+        vary = varying_of(leaf)
+        if origin is None or vary is None:
+            continue
+        redundant = (axes - vary) & origin.axes & c.ctx.manual_axes
+        if not redundant:
+            continue
+        if origin.kind == "gradient":
+            if sm.check_vma is not True:
+                continue  # without check_vma JAX does not sum the gradient
+        elif c.short != "psum":
+            continue  # pmean of an invariant value is the value: right numbers
+        size = tr.axes_size(tuple(sorted(redundant)), it.sizes(c.ctx))
+        it.prove(InvariantReduction(c.short, tuple(sorted(redundant)), origin.kind,
+                                    origin.node, size, path), c.node)
+        return
 
 
 def _result(it: "Interpreter", c: ApiCall, axes: Tuple[str, ...]) -> Value:
@@ -53,10 +90,18 @@ def _result(it: "Interpreter", c: ApiCall, axes: Tuple[str, ...]) -> Value:
         if short == "pmean":
             dt, weak = tr.to_float((x.dtype, x.weak))
             res = replace(res, dtype=dt, weak=weak)
+        note(res, Origin("reduced", c.node, frozenset(axes)))
         return res
     if short == "pcast":
         if to == "varying":
             return replace(x, node=None, spec=None, varying=vx | frozenset(axes))
+        return UNKNOWN
+    if short == "all_gather" and to == "invarying":  # the gathered whole, typed invariant
+        gathered = tr.gather_like(short, x, n_axis=n_ax, kw={k: (a.value.value if isinstance(
+            a.value, Const) else a.value) for k, a in c.args.kw.items() if k != "to"},
+            pos=[p.value if isinstance(p, Const) else p for p in c.args.pos], varying=vx)
+        if isinstance(gathered, ArrayVal):
+            return replace(gathered, varying=vx - frozenset(axes))
         return UNKNOWN
     if short in _MOVES:
         if "to" in c.args.kw and to != "varying":

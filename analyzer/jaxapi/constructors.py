@@ -11,7 +11,7 @@ from . import names as api
 from .. import ops
 from .. import transfer as tr
 from ..values import (UNKNOWN, ArrayVal, Const, QualName, TupleVal, Unknown, Value,
-                      const_int, int_tuple)
+                      const_int, int_tuple, union_varying)
 from .placement import check_out_sharding
 from .registry import ApiCall, method_of, models, models_prefix
 from .specs import out_sharding_fn
@@ -97,8 +97,19 @@ def constructed(it: "Interpreter", c: ApiCall, shape: Optional[tuple],
         dims = out[0] if out is not None and not out[1] else None
     if c.ctx.manual_axes and dims is not None and any(dims):
         dims = None
-    return ArrayVal(shape, it.context_mesh(c.ctx), None, c.node, frozenset(), dtype=dt,
+    vary = _key_varying(c, c.args.pos[:1]) if c.name.startswith("jax.random.") else frozenset()
+    return ArrayVal(shape, it.context_mesh(c.ctx), None, c.node, vary, dtype=dt,
                     weak=weak, dims=dims)
+
+
+def _key_varying(c: ApiCall, inputs) -> Optional[frozenset]:
+    """Random values vary over the manual axes their key (and fold_in's data) vary over:
+    a key folded with ``axis_index`` gives per-shard samples. Unknown inside shard_map
+    when an input is; outside, nothing varies."""
+    out = union_varying(inputs)
+    if out is None and not c.ctx.manual_axes:
+        return frozenset()
+    return out
 
 
 @models("jax.random.key", "jax.random.split", "jax.random.fold_in")
@@ -110,8 +121,10 @@ def random_key(it: "Interpreter", c: ApiCall) -> Value:
         if n is None or not (isinstance(base, ArrayVal) and base.shape == ()):
             return UNKNOWN
         shape = (n,)
-    return ArrayVal(shape, it.context_mesh(c.ctx), None, c.node, frozenset(), dtype="key<fry>",
-                    weak=False, dims=((),) * len(shape))
+    inputs = c.args.pos[:2] if c.name == "jax.random.fold_in" else (
+        c.args.pos[:1] if c.name == "jax.random.split" else [])
+    return ArrayVal(shape, it.context_mesh(c.ctx), None, c.node, _key_varying(c, inputs),
+                    dtype="key<fry>", weak=False, dims=((),) * len(shape))
 
 
 @models("numpy.random.randn", "numpy.random.rand")

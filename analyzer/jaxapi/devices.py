@@ -108,6 +108,9 @@ def _string(e: cst.BaseExpression) -> Optional[str]:
 
 
 def _scan(module: cst.Module) -> Optional[DeviceSetup]:
+    code = module.code
+    if "jax_num_cpu_devices" not in code and "xla_force_host_platform_device_count" not in code:
+        return None
     s = _Scanner(module)
     module.visit(s)
     if s.guarded:

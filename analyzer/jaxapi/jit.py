@@ -136,9 +136,9 @@ def _check_in_shardings(it: "Interpreter", jv: JitVal, c: ApiCall) -> None:
         return
     assert opt is not None
     shardings, node = opt
-    keywords = [a for a in c.args.args if a.keyword is not None or a.star == "**"]
-    if keywords:
-        it.prove(JitKeywordArguments(tuple(a.keyword or "**" for a in keywords)),
+    keywords = [a for a in c.args.args if a.keyword is not None]
+    if keywords:  # (a `**kwargs` may be empty: not reported)
+        it.prove(JitKeywordArguments(tuple(a.keyword for a in keywords if a.keyword)),
                  keywords[0].node or c.node)
         return
     if any(a.star for a in c.args.args):

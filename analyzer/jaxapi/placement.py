@@ -11,8 +11,8 @@ from sharding_types import AxisType
 
 from . import names as api
 from .. import transfer as tr
-from ..events import AxisTypedUse, NeedsMesh, SpecUse
-from ..facts import ConstraintConflict, MeshConflict
+from ..events import AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
+from ..facts import ConstraintAxisNotAuto, ConstraintConflict, MeshConflict
 from ..values import UNKNOWN, ArrayVal, DictVal, MeshVal, ShardingVal, SpecVal, TupleVal, Value
 from .mesh import meshes_differ
 from .registry import ApiCall, models
@@ -68,7 +68,7 @@ def _placed_type(it: "Interpreter", c: ApiCall, x: ArrayVal, placed: ArrayVal,
     constraint = c.name == api.WITH_SHARDING_CONSTRAINT
     if (constraint and dims is not None and x.dims is not None and mesh is not None
             and mesh.types is not None and all(t == AxisType.Explicit for t in mesh.types)
-            and dims != x.dims):
+            and _asserts(c.ctx) and dims != x.dims):
         it.prove(ConstraintConflict(dims, x), c.node)
     if constraint and mesh is not None and mesh.types is not None \
             and any(t != AxisType.Explicit for t in mesh.types):
@@ -78,8 +78,44 @@ def _placed_type(it: "Interpreter", c: ApiCall, x: ArrayVal, placed: ArrayVal,
                    unreduced=frozenset() if x.numpy else x.unreduced)
 
 
+def _asserts(ctx: MeshCtx) -> bool:
+    """with_sharding_constraint asserts (rather than hints) under a context mesh whose
+    axes are all Explicit, outside shard_map."""
+    return (ctx.known and ctx.mesh is not None and ctx.mesh.types is not None
+            and not ctx.manual_axes and all(t == AxisType.Explicit for t in ctx.mesh.types))
+
+
+def _check_constraint_axes(it: "Interpreter", c: ApiCall, target: Value) -> None:
+    """Outside a context mesh whose axes are all Explicit (where the constraint is an
+    assert), with_sharding_constraint may name only Auto axes of its sharding's mesh: a
+    Manual axis inside shard_map, or an Explicit one with no mesh set, is JAX's
+    ValueError. Unknown axis types, or an unknown context, prove nothing."""
+    ctx = c.ctx
+    if not ctx.known or _asserts(ctx):
+        return  # unknown, or the assert path (sharding-constraint-assert compares them)
+    if isinstance(target, SpecVal):
+        if ctx.mesh is None:
+            return  # no mesh at all: no-mesh-context reports it
+        spec, mesh, manual = target, ctx.mesh, ctx.manual_axes
+    elif isinstance(target, ShardingVal) and isinstance(target.spec, SpecVal) \
+            and isinstance(target.mesh, MeshVal):
+        spec, mesh, manual = target.spec, target.mesh, frozenset()
+    else:
+        return
+    for axis in dict.fromkeys(spec.axis_names()):
+        kind = AxisType.Manual if axis in manual else mesh.type_of(axis)
+        if kind is not None and kind != AxisType.Auto:
+            context = ("inside shard_map" if ctx.manual_axes else
+                       "with no mesh set" if ctx.mesh is None else "under a context mesh "
+                       "whose axes are not all Explicit")
+            it.prove(ConstraintAxisNotAuto(spec, axis, kind, mesh, context), spec.node or c.node)
+            return
+
+
 def _place_leaf(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value:
     what, ctx, e = _WHAT[c.name], c.ctx, c.node
+    if c.name == api.WITH_SHARDING_CONSTRAINT:
+        _check_constraint_axes(it, c, target)
     shape = x.shape if isinstance(x, ArrayVal) else None
     if isinstance(target, SpecVal):
         mesh = it.context_mesh(ctx)

@@ -16,6 +16,7 @@ from ..facts import InSpecsConflict
 from ..interp.state import Arg, ShardMapFactory
 from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, PartialVal, ShardMapVal,
                       SpecVal, TupleVal, Value, str_tuple)
+from .closures import check_closures
 from .registry import ApiCall, calls, hook, models
 from .specs import spec_leaves
 
@@ -238,6 +239,7 @@ def call_shard_map(it: "Interpreter", val: ShardMapVal, ctx: MeshCtx, args: Opti
         _activate(it, event, ctx.mesh if ctx.known else None, ctx if ctx.known else UNKNOWN_CTX)
     if args is not None:
         _check_call_shapes(it, event, args)
+        check_closures(it, event, ctx)
     if args is None or event.body_ctx is None or event.manual is None:
         return UNKNOWN
     full = _body_args(it, event, event.manual, args, node)
@@ -249,6 +251,7 @@ def call_shard_map(it: "Interpreter", val: ShardMapVal, ctx: MeshCtx, args: Opti
     if not isinstance(inner, FuncVal):
         return UNKNOWN
     ret = it.eval_return(inner, bound + full, {}, event.body_ctx)
+    _check_output_ranks(it, event, ret)
     return _output(event, ret, ctx)
 
 
@@ -257,6 +260,29 @@ def _other_mesh(a: MeshVal, b: MeshVal) -> bool:
     same = a.same_shape(b)
     return a is not b and (same is False or (same is True and a.types is not None
                                              and b.types is not None and a.types != b.types))
+
+
+def _check_output_ranks(it: "Interpreter", event: ShardMapCall, ret: Value) -> None:
+    """An out_specs entry longer than its output's rank (a P('x') for a scalar) is the
+    ValueError 'out_specs entry which is too long': record it as a spec use of that rank
+    (the sizes are per shard, so only the rank is stated)."""
+    specs = event.out_specs
+    if isinstance(specs, TupleVal) and isinstance(ret, TupleVal) and len(specs.items) == len(ret.items):
+        pairs = list(zip(specs.items, ret.items))
+    elif isinstance(specs, SpecVal):
+        pairs = [(specs, r) for r in ret.items] if isinstance(ret, TupleVal) else [(specs, ret)]
+    else:
+        return
+    for spec, r in pairs:
+        if isinstance(r, Const) and isinstance(r.value, (int, float, bool)):
+            rank: Optional[int] = 0
+        else:
+            rank = len(r.shape) if isinstance(r, ArrayVal) and r.shape is not None else None
+        if isinstance(spec, SpecVal) and spec.complete and rank is not None \
+                and len(spec.entries) > rank:
+            it.record("spec_uses", SpecUse(spec, spec.node or event.node, "shard_map out_specs",
+                                           event.mesh, (None,) * rank,
+                                           from_context=not event.explicit_mesh))
 
 
 def _renote(it: "Interpreter", event: ShardMapCall, full: tuple) -> None:
@@ -285,6 +311,8 @@ def _check_call_shapes(it: "Interpreter", event: ShardMapCall, args: tuple) -> N
     else:
         return
     for spec, a in pairs:
+        if isinstance(a, Const) and isinstance(a.value, (int, float, bool)):
+            a = ArrayVal(())  # a Python number enters as a scalar
         if isinstance(spec, SpecVal) and isinstance(a, ArrayVal) and a.shape is not None:
             it.record("spec_uses", SpecUse(spec, spec.node or event.node,
                                            "shard_map in_specs (at the call)", event.mesh,

@@ -16,6 +16,8 @@ from ..events import MeshCtx
 from ..interp.state import Arg, Env, GradVal, ShardMapFactory
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal,
                       QualName, TupleVal, Value, const_int, const_str)
+from .control_flow import CONTROL_FLOW
+from .provenance import Origin, leaves, note
 from .registry import ApiCall, calls, hook, models
 
 if TYPE_CHECKING:
@@ -63,6 +65,9 @@ def call_grad(it: "Interpreter", g: GradVal, c: ApiCall) -> Value:
     if argnums is None or argnums >= len(pos) or aux:
         return UNKNOWN
     grads = _grad_like(pos[argnums])
+    for _, leaf in leaves(grads):
+        if isinstance(leaf, ArrayVal) and leaf.varying is not None:
+            note(leaf, Origin("gradient", c.node, c.ctx.manual_axes - leaf.varying))
     if not g.with_value:
         return grads
     value = it.eval_return(g.func, pos, kws, ctx) if isinstance(g.func, FuncVal) else UNKNOWN
@@ -113,7 +118,8 @@ def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx) -> 
     return UNKNOWN
 
 
-@models(*[n for n in TRANSPARENT_WRAPPERS if n not in ("jax.grad", "jax.value_and_grad") + _TREE_MAPS])
+@models(*[n for n in TRANSPARENT_WRAPPERS
+          if n not in ("jax.grad", "jax.value_and_grad") + _TREE_MAPS + CONTROL_FLOW])
 def wrapper(it: "Interpreter", c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx, opaque=False)
     return UNKNOWN

@@ -1,3 +1,5 @@
+from typing import Optional, Set
+
 import libcst as cst
 
 from ..compat import MESH_ENTER, PROFILES, JaxProfile
@@ -48,6 +50,9 @@ class DeprecatedApi(ShardRule):
     function positionally; JAX raises `TypeError: shard_map() takes from 0 to 1
     positional arguments but 4 were given` (the fix passes them as keywords).
 
+    A removed API used only where the code first asks for it (`if hasattr(jax.sharding,
+    "use_mesh"):`, a version check, `try: ... except ImportError:`) is not reported.
+
     ## Why is this bad?
     Removed APIs raise `AttributeError`, `ImportError` or `TypeError` on current JAX
     (`from jax.sharding import PositionalSharding`, `jax.sharding.use_mesh`,
@@ -90,6 +95,14 @@ f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("data")))
 y = f(jnp.ones((8,)))
 with jax.set_mesh(mesh):
     z = jax.shard_map(lambda b: b, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(y)
+"""), Valid("""import jax
+try:
+    from jax.sharding import PositionalSharding
+except ImportError:
+    PositionalSharding = None
+set_mesh = jax.sharding.use_mesh if hasattr(jax.sharding, "use_mesh") else jax.set_mesh
+with set_mesh(jax.make_mesh((8,), ("data",))):
+    pass
 """)]
     INVALID = [
         Invalid("""import jax
@@ -149,6 +162,7 @@ mesh = maps.Mesh(None, ("data",))
     def check(self, ctx):
         # `jax.experimental.maps.xmap` is one use, not also one of `jax.experimental.maps`
         inner = {id(u.node.value) for u in ctx.events.api_uses if isinstance(u.node, cst.Attribute)}
+        guards: Optional[Set[int]] = None
         for use in ctx.events.api_uses:
             if id(use.node) in inner:
                 continue
@@ -172,6 +186,10 @@ mesh = maps.Mesh(None, ("data",))
             if dep is None:
                 continue
             removed = ctx.profile.status(use.api) == "removed"
+            if removed:
+                guards = _guarded(ctx.model.module) if guards is None else guards
+                if id(use.node) in guards:  # `if hasattr(jax.sharding, "use_mesh"):`, ...
+                    continue
             shown = "with mesh:" if use.api == MESH_ENTER else (use.detail or use.api)
             status = (f"and fails on JAX {ctx.profile.release}" if removed else
                       f"and still works in JAX {ctx.profile.release} with a DeprecationWarning")
@@ -215,3 +233,40 @@ def _keyword_call(node):
                               for k, a in zip(names, positional[1:])]
     args += list(node.args[len(positional):])
     return cst.Module([]).code_for_node(node.with_changes(args=args))
+
+
+_GUARD_EXCEPTIONS = ("ImportError", "ModuleNotFoundError", "AttributeError", "Exception")
+
+
+def _guarded(module: cst.Module) -> Set[int]:
+    """The nodes of code that runs only where an API exists: under an ``if`` that asks
+    (``hasattr``, a version) or in a ``try`` that catches its absence."""
+    found: Set[int] = set()
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.add(id(node))
+            return True
+
+    class Guards(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            test = module.code_for_node(node.test)
+            if "hasattr(" in test or "version" in test:
+                node.body.visit(Collect())
+                if node.orelse is not None:
+                    node.orelse.visit(Collect())
+
+        def visit_IfExp(self, node: cst.IfExp) -> None:
+            test = module.code_for_node(node.test)
+            if "hasattr(" in test or "version" in test:
+                node.body.visit(Collect())
+                node.orelse.visit(Collect())
+
+        def visit_Try(self, node: cst.Try) -> None:
+            for h in node.handlers:
+                caught = module.code_for_node(h.type) if h.type is not None else "Exception"
+                if any(e in caught for e in _GUARD_EXCEPTIONS):
+                    node.body.visit(Collect())
+                    return
+    module.visit(Guards())
+    return found

@@ -101,7 +101,7 @@ y = add(jnp.ones((8,)), b=jnp.ones((8,)))
 
     def check(self, ctx):
         for node, fact in ctx.facts(JitKeywordArguments):
-            names = ", ".join(f"`{k}=`" if k != "**" else "`**`" for k in fact.keywords)
+            names = ", ".join(f"`{k}=`" for k in fact.keywords)
             yield self.report(
                 node, f"this function is jitted with `in_shardings=` and called with keyword "
                 f"argument{'s' if len(fact.keywords) > 1 else ''} {names}: JAX raises ValueError "

@@ -18,6 +18,9 @@ class SpecRankMismatch(ShardRule):
     arguments and outputs they apply to, a single spec against every leaf of a tree
     (`ValueError: One of pjit arguments with pytree key path p['b'] is incompatible with
     its sharding annotation ...`).
+    A scalar has rank 0: a shard_map argument that is a scalar (a Python number too)
+    needs `P()` in `in_specs`, and a scalar output `P()` in `out_specs` (JAX: "out_specs
+    entry which is too long"; give a per-shard scalar a singleton axis to shard it).
 
     The array's shape must be known from the source (`jnp.zeros((8,))`, a reshape, ...).
 
@@ -36,12 +39,24 @@ class SpecRankMismatch(ShardRule):
     CODE = "SC103"
     NAME = "spec-rank-mismatch"
     JAX_FACTS = ("spec.longer_than_rank", "spec.longer_than_rank_sharded_last",
-                 "shard_map.in_spec_too_long", "jit.spec_longer_than_rank")
+                 "shard_map.in_spec_too_long", "shard_map.out_spec_too_long",
+                 "jit.spec_longer_than_rank")
     VALID = [Valid("""import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
 x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data")))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+def scale_total(xb, s):
+    return jax.lax.psum((xb * s).sum(), "data")
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    x = jax.device_put(jnp.arange(8.0), P("data"))
+    y = jax.shard_map(scale_total, in_specs=(P("data"), P()), out_specs=P())(x, 2.0)
 """)]
     INVALID = [
         Invalid("""import jax
@@ -66,6 +81,30 @@ loss = jax.jit(lambda p: p["w"].sum() + p["b"].sum(),
                in_shardings=NamedSharding(mesh, P("data", None)))
 y = loss({"w": jnp.ones((8, 16)), "b": jnp.ones((16,))})
 """, line=6, message="argument `p['b']`", jax_error="only valid for values of rank at least 2"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+def total(xb):
+    return jax.lax.psum(xb.sum(), "data")
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    x = jax.device_put(jnp.arange(8.0), P("data"))
+    y = jax.shard_map(total, in_specs=P("data"), out_specs=P("data"))(x)
+""", line=11, message="rank 0", jax_error="out_specs entry which is too long"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+def scale(xb, s):
+    return xb * s
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    x = jax.device_put(jnp.arange(8.0), P("data"))
+    y = jax.shard_map(scale, in_specs=(P("data"), P("data")), out_specs=P("data"))(x, 2.0)
+""", line=11, message="rank 0", jax_error="in_specs entry which is too long"),
     ]
 
     def check(self, ctx):
