@@ -53,7 +53,8 @@ def _well_formed(f: Finding) -> bool:
         return False
     x = f.fix
     if x is not None and not (_ints(x.row, x.column, x.end_row, x.end_column)
-                              and isinstance(x.message, str) and isinstance(x.content, str)):
+                              and isinstance(x.message, str) and isinstance(x.content, str)
+                              and x.applicability in ("safe", "unsafe")):
         return False
     return all(_ints(r.row, r.column, r.end_row, r.end_column)
                and isinstance(r.message, str) and isinstance(r.filename, str)

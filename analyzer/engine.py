@@ -412,9 +412,12 @@ def _place(module: cst.Module, path: str, pending: List[Pending], raises_blocks:
         where, r = at if at is not None else (path, None)
         row, col, erow, ecol = (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1) if r else (1, 1, 1, 1)
         fix = None
-        if p.fix_content is not None and r is not None:
-            fix = Fix(p.fix_message or "apply the suggested replacement", row, col, erow, ecol,
-                      p.fix_content)
+        fat = places.at(p.fix_node) if p.fix_node is not None else at
+        if p.fix_content is not None and fat is not None and fat[0] == where:
+            fr = fat[1]
+            fix = Fix(p.fix_message or "apply the suggested replacement", fr.start.line,
+                      fr.start.column + 1, fr.end.line, fr.end.column + 1, p.fix_content,
+                      "unsafe" if p.fix_unsafe else "safe")
         inside = any(f == where and a <= row <= b for f, a, b in ranges)
         related = []
         notes = list(p.related)

@@ -120,6 +120,7 @@ class ApiUse:
     node: cst.CSTNode
     kind: str  # "call", "reference", "import", "with", "keyword"
     detail: str = ""
+    keyword: Optional[cst.CSTNode] = None  # for "keyword": the argument's name, which a fix renames
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,9 +21,10 @@ class Fix:
     end_row: int
     end_column: int
     content: str
+    applicability: str = "safe"  # or "unsafe": applied only with --unsafe-fixes
 
     def as_json(self) -> Dict[str, Any]:
-        return {"message": self.message, "applicability": "safe", "edits": [{
+        return {"message": self.message, "applicability": self.applicability, "edits": [{
             "content": self.content, "location": {"row": self.row, "column": self.column},
             "end_location": {"row": self.end_row, "column": self.end_column}}]}
 
@@ -65,6 +66,8 @@ class Pending:
     fix_content: Optional[str] = None  # replace the node's text with this
     fix_message: str = ""
     related: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
+    fix_node: Optional[cst.CSTNode] = None  # the text the fix replaces, if not ``node``'s
+    fix_unsafe: bool = False  # the fix may change what the program means
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,8 @@ class Finding:
         if d.get("fix"):
             e = d["fix"]["edits"][0]
             fix = Fix(d["fix"]["message"], e["location"]["row"], e["location"]["column"],
-                      e["end_location"]["row"], e["end_location"]["column"], e["content"])
+                      e["end_location"]["row"], e["end_location"]["column"], e["content"],
+                      d["fix"].get("applicability", "safe"))
         return cls(d["code"], d["name"], d["message"], d["severity"], d["filename"],
                    d["location"]["row"], d["location"]["column"], d["end_location"]["row"],
                    d["end_location"]["column"], fix, d.get("in_expected_failure", False),

@@ -38,6 +38,13 @@ def text(findings: List[Finding], files: int) -> str:
                      f"of {files} file{'s' * (files != 1)}.")
     else:
         lines.append(f"All checks passed ({files} file{'s' * (files != 1)}).")
+    safe = sum(f.fix is not None and f.fix.applicability == "safe" for f in findings)
+    unsafe = sum(f.fix is not None and f.fix.applicability != "safe" for f in findings)
+    if safe:
+        lines.append(f"[*] {safe} fixable with `--fix`.")
+    if unsafe:
+        lines.append(f"{unsafe} more fixable with `--fix --unsafe-fixes` (review them: "
+                     "they may change what the code means).")
     return "\n".join(lines)
 
 

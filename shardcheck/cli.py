@@ -114,6 +114,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
             cfg.root if cfg.source else None, paths[0])
     start = time.perf_counter()
     result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+    if args.fix or args.diff:
+        from shardcheck.analyzer.fixes import fix_findings
+        fixed = fix_findings(result.findings, files, args.unsafe_fixes, write=not args.diff)
+        for problem in fixed.problems:
+            print(f"shardcheck: warning: {problem}", file=sys.stderr)
+        if args.diff:
+            from shardcheck.analyzer.fixes import unified_diff
+            for f in fixed.files:
+                sys.stdout.write(unified_diff(f))
+            print(f"Would fix {fixed.applied} finding(s) in {len(fixed.files)} file(s).",
+                  file=sys.stderr)
+            return 1 if fixed.applied else 0
+        if fixed.files:  # what remains, checked on the fixed files
+            result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+        print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
+              f"{len(result.findings)} remaining.", file=sys.stderr)
     elapsed = time.perf_counter() - start
     print(output.render(args.format, result.findings, result.files))
     if args.statistics:
@@ -293,6 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="check as if every mesh in the source had this shape (the production "
                         "mesh: data=64,model=8, or a mesh declared in [tool.shardcheck.meshes])")
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    c.add_argument("--fix", action="store_true",
+                   help="apply safe fixes in place (atomically), then report what remains")
+    c.add_argument("--diff", action="store_true",
+                   help="print the fixes as a unified diff instead of writing them (exit 1 if any)")
+    c.add_argument("--unsafe-fixes", action="store_true",
+                   help="with --fix/--diff, also apply fixes that may change what the code means")
     c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     c.add_argument("--cache-dir", metavar="DIR",
                    help="default: .shardcheck_cache beside pyproject.toml, else at the root of "

@@ -52,8 +52,10 @@ def _assert_fails_on_bad_and_passes_on_good(hook):
 
 def test_pre_commit_runs_the_hook_as_declared(tmp_path):
     from pre_commit.clientlib import load_manifest  # pre-commit's own manifest validation
-    [hook_def] = load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
-    assert hook_def["id"] == "shardcheck" and hook_def["language"] == "python"
+    hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
+    assert sorted(hooks) == ["shardcheck", "shardcheck-fix"]
+    hook_def = hooks["shardcheck"]
+    assert hook_def["language"] == "python"
     script = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
     if script is None:
         pytest.skip("needs the shardcheck script installed beside this Python")
@@ -84,3 +86,26 @@ def test_pre_commit_hook(tmp_path):
                               text=True, env=env, timeout=900)
 
     _assert_fails_on_bad_and_passes_on_good(hook)
+
+
+def test_the_fix_hook_rewrites_legacy_spellings_and_pre_commit_reports_the_change(tmp_path):
+    from pre_commit.clientlib import load_manifest
+    hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
+    script = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("needs the shardcheck script installed beside this Python")
+    repo, env, git = _user_repo(tmp_path)
+    env["PATH"] = os.path.dirname(script) + os.pathsep + env.get("PATH", "")
+    legacy = ("import jax\nmesh = jax.sharding.Mesh(jax.devices(), ('data',))\n"
+              "with mesh:\n    pass\n")
+    (repo / "legacy.py").write_text(legacy)
+    local = dict(hooks["shardcheck-fix"], language="system")
+    (repo / ".pre-commit-config.yaml").write_text(json.dumps({"repos": [{"repo": "local",
+                                                                         "hooks": [local]}]}))
+    git("add", ".")
+    r = subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck-fix", "--files",
+                        "legacy.py"], cwd=repo, capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 1 and "files were modified by this hook" in r.stdout, r.stdout
+    assert (repo / "legacy.py").read_text() == legacy.replace("with mesh:",
+                                                              "with jax.set_mesh(mesh):")

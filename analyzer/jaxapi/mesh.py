@@ -159,7 +159,9 @@ def enter(it: "Interpreter", v: Value, node: cst.CSTNode, ctx: MeshCtx) -> Optio
     if isinstance(v, MeshContextVal):
         return _inside(ctx, v.mesh) if isinstance(v.mesh, MeshVal) else UNKNOWN_CTX
     if isinstance(v, MeshVal):
-        it.record("api_uses", ApiUse("jax.sharding.Mesh.__enter__", node, "with"))
+        auto = v.types is not None and all(t == AxisType.Auto for t in v.types)
+        it.record("api_uses", ApiUse("jax.sharding.Mesh.__enter__", node, "with",
+                                     "auto" if auto else ""))
         return _inside(ctx, v, abstract=False)
     return None
 

@@ -30,7 +30,7 @@ def shard_map(it: "Interpreter", c: ApiCall) -> Value:
     experimental = c.name == api.SHARD_MAP_EXPERIMENTAL
     if "check_rep" in kw and not experimental:
         it.record("api_uses", ApiUse("jax.shard_map", kw["check_rep"].node or c.node, "keyword",
-                                       "check_rep"))
+                                       "check_rep", _keyword_node(c.node, "check_rep")))
     if "check_vma" in kw and experimental:
         it.record("api_uses", ApiUse(c.name, kw["check_vma"].node or c.node, "keyword", "check_vma"))
     f = c.args.get(0, "f")
@@ -317,3 +317,12 @@ def _check_call_shapes(it: "Interpreter", event: ShardMapCall, args: tuple) -> N
             it.record("spec_uses", SpecUse(spec, spec.node or event.node,
                                            "shard_map in_specs (at the call)", event.mesh,
                                            a.shape, from_context=not event.explicit_mesh))
+
+
+def _keyword_node(call: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
+    """The ``name`` of ``name=...`` in ``call``'s arguments."""
+    if isinstance(call, cst.Call):
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == name:
+                return a.keyword
+    return None

@@ -73,6 +73,14 @@ class DeprecatedApi(ShardRule):
     ```python
     y = jax.shard_map(f, mesh=mesh, in_specs=P("data"), out_specs=P("data"), check_vma=False)(x)
     ```
+
+    ## Fix safety
+    `--fix` rewrites `jax.shard_map`'s positional mesh/specs as keywords, `check_rep=` as
+    `check_vma=` and `jax.sharding.use_mesh` as `jax.set_mesh` (safe), and `with mesh:`
+    as `with jax.set_mesh(mesh):`: safe on a mesh whose axes are all Auto, unsafe
+    otherwise, because on Explicit axes `set_mesh` also turns on explicit sharding
+    (`with_sharding_constraint` becomes an assert; checked on JAX 0.10.2). The import
+    moves (`jax.experimental.shard_map`, `pjit`) are not fixed yet.
     """
 
     CODE = "SC401"
@@ -138,8 +146,9 @@ with mesh:
 import jax.numpy as jnp
 from jax import P
 mesh = jax.make_mesh((8,), ("data",))
-y = jax.shard_map(lambda b: b * 2, mesh, P("data"), P("data"))(jnp.ones((8,)))
-""", line=5, message="keyword-only", jax_error="takes from 0 to 1 positional arguments"),
+x = jax.device_put(jnp.ones((8,)), jax.NamedSharding(mesh, P("data")))
+y = jax.shard_map(lambda b: b * 2, mesh, P("data"), P("data"))(x)
+""", line=6, message="keyword-only", jax_error="takes from 0 to 1 positional arguments"),
         Invalid("""import jax
 import jax.numpy as jnp
 from jax.experimental.pjit import pjit
@@ -175,7 +184,8 @@ mesh = maps.Mesh(None, ("data",))
                         use.node, "`jax.shard_map` has no `check_rep` argument (it was renamed "
                         f"`check_vma` when shard_map moved out of jax.experimental in JAX {_MOVED_IN}): "
                         "JAX raises TypeError. Use check_vma=.", ERROR,
-                        fix_content=None)
+                        fix_content="check_vma" if use.keyword is not None else None,
+                        fix_node=use.keyword, fix_message="Rename check_rep= to check_vma=")
                 else:
                     yield self.report(
                         use.node, "`jax.experimental.shard_map.shard_map` takes `check_rep`, not "
@@ -193,8 +203,13 @@ mesh = maps.Mesh(None, ("data",))
             shown = "with mesh:" if use.api == MESH_ENTER else (use.detail or use.api)
             status = (f"and fails on JAX {ctx.profile.release}" if removed else
                       f"and still works in JAX {ctx.profile.release} with a DeprecationWarning")
+            content, how = _replacement(use, ctx.model.module)
+            # on a mesh with Explicit (or unknown) axes, set_mesh also turns on explicit
+            # sharding, which `with mesh:` did not: the fix may change what the code does
+            unsafe = use.api == MESH_ENTER and use.detail != "auto"
             yield self.report(use.node, f"`{shown}`: {dep.note} ({status}). Use "
-                              f"`{dep.replacement}` instead.", ERROR if removed else WARNING)
+                              f"`{dep.replacement}` instead.", ERROR if removed else WARNING,
+                              fix_content=content, fix_message=how, fix_unsafe=unsafe)
 
     def _positional(self, use):
         fixed = _keyword_call(use.node)
@@ -210,6 +225,45 @@ mesh = maps.Mesh(None, ("data",))
     @classmethod
     def docs(cls) -> str:
         return super().docs().replace("{DEPRECATION_TABLE}", deprecation_table())
+
+
+def _jax_alias(module: cst.Module) -> Optional[str]:
+    """The name ``jax`` is bound to by a top-level ``import jax [as j]``, if any."""
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if isinstance(alias.name, cst.Name) and alias.name.value == "jax":
+                            asname = alias.asname
+                            if asname is None:
+                                return "jax"
+                            if isinstance(asname.name, cst.Name):
+                                return asname.name.value
+    return None
+
+
+def _dotted(node: cst.CSTNode) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def _replacement(use, module: cst.Module):
+    """(the text that replaces ``use.node``, what the fix does) for the mechanical
+    rewrites (``with mesh:``, ``jax.sharding.use_mesh``); (None, "") otherwise."""
+    alias = _jax_alias(module)
+    if alias is None:
+        return None, ""
+    if use.api == MESH_ENTER and isinstance(use.node, (cst.Name, cst.Attribute, cst.Call)):
+        code = cst.Module([]).code_for_node(use.node)
+        return f"{alias}.set_mesh({code})", "Enter the mesh with jax.set_mesh(mesh)"
+    if use.api == "jax.sharding.use_mesh" and _dotted(use.node) == f"{alias}.sharding.use_mesh":
+        return f"{alias}.set_mesh", "Use jax.set_mesh"
+    return None, ""
 
 
 _OLD_ORDER = ("mesh", "in_specs", "out_specs")

@@ -1,3 +1,7 @@
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
 from ..ftypes import Invalid, Valid
 from ..rule import ShardRule, axes_str, did_you_mean
 
@@ -28,6 +32,11 @@ class UnknownMeshAxis(ShardRule):
     ```python
     x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data", None)))
     ```
+
+    ## Fix safety
+    When exactly one mesh axis is one edit away from the misspelt name (`'dta'` for
+    `'data'`), `--fix --unsafe-fixes` replaces the string. It is unsafe: the value may
+    belong on another mesh that has the name.
     """
 
     CODE = "SC101"
@@ -88,9 +97,49 @@ with jax.set_mesh(mesh):
                     continue
                 reported.add((id(spec), axis))
                 where = "the context mesh" if use.from_context else "the mesh"
+                literal, fixed = _typo_fix(spec.node, axis, mesh.names)
                 yield self.report(
                     spec.node or use.node,
                     f"`{spec.describe()}` in {use.where} names mesh axis {axis!r}, but {where} "
                     f"{mesh.describe()} has axes {axes_str(mesh.names)}{did_you_mean(axis, mesh.names)}. "
                     f"JAX raises ValueError (axis {axis!r} is not found in the mesh). Use one of "
-                    f"the mesh's axes, or shard this value on the mesh that has {axis!r}.")
+                    f"the mesh's axes, or shard this value on the mesh that has {axis!r}.",
+                    fix_node=literal, fix_content=fixed, fix_unsafe=True,
+                    fix_message=f"Use the mesh axis {_unquoted(fixed)!r}" if fixed else "")
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Whether one insertion, deletion or substitution turns ``a`` into ``b``."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + (len(a) == len(b)):] == b[i + 1:]
+
+
+def _unquoted(literal: Optional[str]) -> str:
+    return literal.strip("'\"") if literal else ""
+
+
+def _typo_fix(spec_node, axis: str, names) -> Tuple[Optional[cst.CSTNode], Optional[str]]:
+    """(the string literal naming ``axis`` in the spec, the literal naming the one mesh
+    axis one edit away) when exactly one is; (None, None) otherwise. Unsafe: the user
+    may have meant another mesh."""
+    close = [n for n in names if _one_edit_apart(axis, n)]
+    if len(close) != 1 or spec_node is None:
+        return None, None
+    found: List[cst.SimpleString] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            if node.evaluated_value == axis and not node.prefix:
+                found.append(node)
+
+    spec_node.visit(_Find())
+    if len(found) != 1:
+        return None, None
+    quote = found[0].quote
+    return found[0], f"{quote}{close[0]}{quote}"

@@ -1,0 +1,162 @@
+"""Apply the fixes findings carry (``check --fix``, ``--diff``, ``--unsafe-fixes``).
+
+A file is changed only if one of its findings has a fix that applies; the edits of a
+file are applied from the end backwards, overlapping ones skipped (the next run gets
+them), and the result must still compile before it replaces the file atomically (a
+temporary file in the same directory, then ``os.replace``), with the file's mode kept.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .ftypes import Finding, Fix
+from .sources import decode_source, read_source
+
+
+@dataclass
+class FileFix:
+    """What fixing one file gives: its new text and the fixes applied."""
+
+    path: str
+    old: str
+    new: str
+    applied: List[Finding] = field(default_factory=list)
+    error: Optional[str] = None  # why nothing was written
+
+
+def fixable(finding: Finding, unsafe: bool) -> bool:
+    fix = finding.fix
+    return fix is not None and (fix.applicability == "safe" or unsafe)
+
+
+def _offsets(text: str) -> List[int]:
+    """The offset each row starts at (rows split as libcst and ast split them)."""
+    starts, pos = [0], 0
+    for line in io.StringIO(text, newline="").readlines():
+        pos += len(line)
+        starts.append(pos)
+    return starts
+
+
+def _span(starts: List[int], fix: Fix) -> Optional[Tuple[int, int]]:
+    if not 1 <= fix.row <= fix.end_row <= len(starts):
+        return None
+    a = starts[fix.row - 1] + fix.column - 1
+    b = starts[fix.end_row - 1] + fix.end_column - 1
+    return (a, b) if a <= b else None
+
+
+def apply_to_text(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Finding]]:
+    """``text`` with the findings' fixes applied (from the end; an edit overlapping one
+    already applied is left for the next run), and the findings whose fix was applied."""
+    starts = _offsets(text)
+    spans = []
+    for f in findings:
+        span = _span(starts, f.fix) if f.fix is not None else None
+        if span is not None:
+            spans.append((span, f))
+    applied: List[Finding] = []
+    limit = len(text)  # where the last applied edit starts: later edits must end before
+    for (a, b), f in sorted(spans, key=lambda s: s[0], reverse=True):
+        if b > limit or (applied and a == b == limit):
+            continue
+        text = text[:a] + f.fix.content + text[b:]  # type: ignore[union-attr]  # spans hold fixed findings
+        applied.append(f)
+        limit = a
+    return text, list(reversed(applied))
+
+
+def fix_file(path: str, findings: Sequence[Finding], unsafe: bool) -> Optional[FileFix]:
+    """The fixed text of ``path`` (None when none of its findings has a fix to apply);
+    ``error`` set when the fixed text would not compile (then nothing is written)."""
+    chosen = [f for f in findings if fixable(f, unsafe)]
+    if not chosen:
+        return None
+    try:
+        old = decode_source(read_source(path))
+    except Exception as e:  # unreadable now: the run reported it already
+        return FileFix(path, "", "", error=f"cannot read it: {e}")
+    new, applied = apply_to_text(old, chosen)
+    result = FileFix(path, old, new, applied)
+    try:
+        compile(new, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as e:
+        result.error = f"the fixed file would not compile ({e}); left unchanged"
+    return result
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Replace ``path``'s content with ``text`` (UTF-8) in one step, keeping its mode."""
+    directory = os.path.dirname(os.path.abspath(path))
+    mode = os.stat(path).st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".shardcheck-fix-", suffix=".py")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def unified_diff(fixed: FileFix) -> str:
+    return "".join(difflib.unified_diff(
+        fixed.old.splitlines(keepends=True), fixed.new.splitlines(keepends=True),
+        fromfile=f"a/{fixed.path.lstrip(os.sep)}", tofile=f"b/{fixed.path.lstrip(os.sep)}"))
+
+
+def by_file(findings: Sequence[Finding]) -> Dict[str, List[Finding]]:
+    out: Dict[str, List[Finding]] = {}
+    for f in findings:
+        out.setdefault(f.filename, []).append(f)
+    return out
+
+
+@dataclass
+class FixRun:
+    """What ``--fix``/``--diff`` did over a run's findings."""
+
+    files: List[FileFix] = field(default_factory=list)  # files with a fix applied (or not)
+    problems: List[str] = field(default_factory=list)  # files left alone, and why
+
+    @property
+    def applied(self) -> int:
+        return sum(len(f.applied) for f in self.files if f.error is None)
+
+
+def fix_findings(findings: Sequence[Finding], checked: Sequence[str], unsafe: bool,
+                 write: bool) -> FixRun:
+    """Apply the fixes of ``findings`` in the ``checked`` files (a finding placed in an
+    imported module that was not checked is left alone); ``write``: replace the files,
+    else only compute the new texts (``--diff``)."""
+    run = FixRun()
+    wanted = {os.path.normpath(p) for p in checked}
+    for path, found in sorted(by_file(findings).items()):
+        if os.path.normpath(path) not in wanted:
+            continue
+        fixed = fix_file(path, found, unsafe)
+        if fixed is None:
+            continue
+        if fixed.error is not None:
+            run.problems.append(f"{path}: {fixed.error}")
+            continue
+        if fixed.new == fixed.old:
+            continue
+        if write:
+            try:
+                write_atomically(path, fixed.new)
+            except OSError as e:
+                run.problems.append(f"{path}: cannot write the fix ({e.strerror or e}); left unchanged")
+                continue
+        run.files.append(fixed)
+    return run
