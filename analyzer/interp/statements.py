@@ -10,6 +10,7 @@ from ..events import MeshCtx, TypeRecord
 from ..jaxapi.registry import get_hook
 from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName,
                       TupleVal, Value)
+from ..syntax import dotted
 from .base import InterpreterBase
 from .state import Env
 
@@ -234,15 +235,6 @@ class StatementsMixin(InterpreterBase):
                 self.assign(e.value, items[i] if items is not None else UNKNOWN, env, ctx, record)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
             self.ev(target.value, env, ctx)
-
-
-def dotted(node: cst.CSTNode) -> str:
-    """``a.b.c`` for a Name/Attribute chain; "" for anything else."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{dotted(node.value)}.{node.attr.value}"
-    return ""
 
 
 def _is_raises(expr: cst.BaseExpression) -> bool:

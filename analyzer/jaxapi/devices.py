@@ -19,6 +19,8 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ..syntax import dotted
+
 _HOST_COUNT = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
 _GUARDS = ("device_count", "devices()", "local_devices", "process_count")
 
@@ -66,7 +68,7 @@ class _Scanner(cst.CSTVisitor):
             self.guarded = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = _dotted(node.func)
+        name = dotted(node.func)
         if "skip" in name.rsplit(".", 1)[-1].lower():
             self.guarded = True
         if name.endswith("config.update") and len(node.args) >= 2:
@@ -90,14 +92,6 @@ class _Scanner(cst.CSTVisitor):
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     return (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
             and test.left.value == "__name__")
-
-
-def _dotted(e: cst.BaseExpression) -> str:
-    if isinstance(e, cst.Name):
-        return e.value
-    if isinstance(e, cst.Attribute):
-        return f"{_dotted(e.value)}.{e.attr.value}"
-    return ""
 
 
 def _string(e: cst.BaseExpression) -> Optional[str]:

@@ -14,6 +14,7 @@ from .. import transfer as tr
 from ..events import UNKNOWN_CTX, ApiUse, MeshCtx, MeshMeet, NeedsMesh, ShardMapCall, SpecUse
 from ..facts import InSpecsConflict
 from ..interp.state import Arg, ShardMapFactory
+from ..syntax import keyword_argument
 from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, PartialVal, ShardMapVal,
                       SpecVal, TupleVal, Value, str_tuple)
 from .closures import check_closures
@@ -30,7 +31,7 @@ def shard_map(it: "Interpreter", c: ApiCall) -> Value:
     experimental = c.name == api.SHARD_MAP_EXPERIMENTAL
     if "check_rep" in kw and not experimental:
         it.record("api_uses", ApiUse("jax.shard_map", kw["check_rep"].node or c.node, "keyword",
-                                       "check_rep", _keyword_node(c.node, "check_rep")))
+                                       "check_rep", _keyword_name(c.node, "check_rep")))
     if "check_vma" in kw and experimental:
         it.record("api_uses", ApiUse(c.name, kw["check_vma"].node or c.node, "keyword", "check_vma"))
     f = c.args.get(0, "f")
@@ -319,10 +320,7 @@ def _check_call_shapes(it: "Interpreter", event: ShardMapCall, args: tuple) -> N
                                            a.shape, from_context=not event.explicit_mesh))
 
 
-def _keyword_node(call: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
-    """The ``name`` of ``name=...`` in ``call``'s arguments."""
-    if isinstance(call, cst.Call):
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value == name:
-                return a.keyword
-    return None
+
+def _keyword_name(call: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
+    arg = keyword_argument(call, name)
+    return arg.keyword if arg is not None else None

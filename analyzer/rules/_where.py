@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from ..events import ShardMapCall
+from ..syntax import keyword_argument
 from ..values import SpecVal
 
 
@@ -22,11 +23,8 @@ def spec_entry_node(sm: ShardMapCall, spec: Optional[SpecVal], keyword: str) -> 
 
 def keyword_arg(call: cst.CSTNode, keyword: str) -> Optional[cst.CSTNode]:
     """The value passed as ``keyword=`` in ``call`` (None when not passed there)."""
-    if isinstance(call, cst.Call):
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value == keyword:
-                return a.value
-    return None
+    arg = keyword_argument(call, keyword)
+    return arg.value if arg is not None else None
 
 
 def contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:

@@ -6,6 +6,7 @@ from ..compat import MESH_ENTER, PROFILES, JaxProfile
 from ..compat.names import HISTORY
 from ..ftypes import ERROR, WARNING, Invalid, Valid
 from ..rule import ShardRule
+from ..syntax import dotted
 
 
 def _status(profile: JaxProfile, name: str) -> str:
@@ -243,15 +244,6 @@ def _jax_alias(module: cst.Module) -> Optional[str]:
     return None
 
 
-def _dotted(node: cst.CSTNode) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
-
-
 def _replacement(use, module: cst.Module):
     """(the text that replaces ``use.node``, what the fix does) for the mechanical
     rewrites (``with mesh:``, ``jax.sharding.use_mesh``); (None, "") otherwise."""
@@ -261,7 +253,7 @@ def _replacement(use, module: cst.Module):
     if use.api == MESH_ENTER and isinstance(use.node, (cst.Name, cst.Attribute, cst.Call)):
         code = cst.Module([]).code_for_node(use.node)
         return f"{alias}.set_mesh({code})", "Enter the mesh with jax.set_mesh(mesh)"
-    if use.api == "jax.sharding.use_mesh" and _dotted(use.node) == f"{alias}.sharding.use_mesh":
+    if use.api == "jax.sharding.use_mesh" and dotted(use.node) == f"{alias}.sharding.use_mesh":
         return f"{alias}.set_mesh", "Use jax.set_mesh"
     return None, ""
 
