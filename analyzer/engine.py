@@ -24,6 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sharding_types import PartialMesh
 
+from .codes import INTERNAL_ERROR, INVALID_SUPPRESSION, SKIPPED_FILE, SYNTAX_ERROR
 from .config import Config
 from .ftypes import ERROR, Finding, Fix, Pending
 from .project import Project, module_name_for
@@ -35,10 +36,6 @@ from .sources import (LibcstLimitation, SourceError, Unreadable, decode_source, 
 if TYPE_CHECKING:
     from .interp.model import Interpreter
 
-SYNTAX_ERROR = "SC001"
-INTERNAL_ERROR = "SC002"
-SKIPPED_FILE = "SC003"
-INVALID_SUPPRESSION = "SC004"
 # ruff's forms, case-insensitive: a bare noqa, or noqa followed by ': SC101, SC102'
 _SUPPRESS = re.compile(r"#\s*(?:shardcheck:\s*ignore(?:\[(?P<codes>[^\]]*)\])?"
                        r"|noqa(?::\s*(?P<noqa>[A-Za-z0-9_\-]+(?:[,\s]+[A-Za-z0-9_\-]+)*))?)",
@@ -342,15 +339,16 @@ def check_file(path: str, config: Optional[Config] = None,
     return read_and_check(path, config or Config(), project)[1]
 
 
-def read_and_check(path: str, config: Config,
-                   project: Optional[Project] = None) -> Tuple[Optional[bytes], List[Finding]]:
-    """(the bytes read, or None if it could not be read; the file's findings).
+def read_and_check(path: str, config: Config, project: Optional[Project] = None,
+                   data: Optional[bytes] = None) -> Tuple[Optional[bytes], List[Finding]]:
+    """(the bytes read, or None if it could not be read; the file's findings). ``data``:
+    the file's bytes if the caller has read them already (the cache hashed them).
 
     A file that cannot be read (permission denied, a dangling symlink, a symlink loop),
     is not a regular file (a FIFO), or is a generated file over the size limit is one
     ``skipped-file`` finding."""
     try:
-        data = read_source(path)
+        data = read_source(path) if data is None else data
     except Unreadable as e:
         return None, [skipped(path, str(e))]
     limit = config.generated_size_limit

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
-import libcst as cst
+if TYPE_CHECKING:  # findings and fixes are read from the cache without importing libcst
+    import libcst as cst
 
 ERROR = "error"
 WARNING = "warning"

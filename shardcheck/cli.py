@@ -99,7 +99,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from shardcheck.analyzer import config as cfgmod
     from shardcheck.analyzer import output, runner
     from shardcheck.analyzer.discovery import discover
-    from shardcheck.analyzer.engine import INTERNAL_ERROR
+    from shardcheck.analyzer.codes import INTERNAL_ERROR
     from shardcheck.analyzer.ftypes import ERROR
     import time
     paths = args.paths or ["."]
