@@ -27,11 +27,12 @@ from sharding_types import PartialMesh
 from .codes import INTERNAL_ERROR, INVALID_SUPPRESSION, SKIPPED_FILE, SYNTAX_ERROR
 from .config import Config
 from .ftypes import ERROR, Finding, Fix, Pending
+from .precheck import needs_analysis
 from .project import Project, module_name_for
 from .rule import RuleContext
 from .rules import all_rules
 from .sources import (LibcstLimitation, SourceError, Unreadable, decode_source, looks_generated,
-                      parse_source, read_source)
+                      parse_source, python_verdict, read_source)
 
 if TYPE_CHECKING:
     from .interp.model import Interpreter
@@ -157,6 +158,8 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
     try:
         if text is None:
             text = decode_source(source)  # type: ignore[arg-type]  # bytes here
+        if not needs_analysis(text, path, project, module_name) and python_verdict(text, path) is None:
+            return [], text  # no sharding API within reach: nothing for the rules (precheck)
         module = parse_source(text, path)
     except SourceError as e:
         finding = _meta(SYNTAX_ERROR, e.msg, path, e.lineno or 1, e.offset or 1)
