@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Dict, Optional
 
@@ -25,13 +26,14 @@ class RuleInfo:
     META: bool = False
 
 
-_TABLE: Optional[Dict[str, RuleInfo]] = None
+_SCANNED: Optional[Dict[str, RuleInfo]] = None
 
 
 def rule_table() -> Dict[str, RuleInfo]:
-    """Code -> the rule's name and META flag, sorted by code."""
-    global _TABLE
-    if _TABLE is None:
+    """Code -> the rule's name and META flag, sorted by code: the rule files', and any
+    rule class registered in this process beyond them (a plugin's, a test's)."""
+    global _SCANNED
+    if _SCANNED is None:
         here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
         table = {}
         for name in sorted(os.listdir(here)):
@@ -42,5 +44,10 @@ def rule_table() -> Dict[str, RuleInfo]:
                           for m in _FIELD.finditer(f.read())}
             if "CODE" in fields and "NAME" in fields:
                 table[fields["CODE"]] = RuleInfo(fields["NAME"], fields.get("META") == "True")
-        _TABLE = dict(sorted(table.items()))
-    return _TABLE
+        _SCANNED = table
+    table = dict(_SCANNED)
+    rule = sys.modules.get(f"{__package__}.rule")  # imported: classes may have registered
+    if rule is not None:
+        for code, cls in rule.ShardRule.registry.items():
+            table.setdefault(code, RuleInfo(cls.NAME, cls.META))
+    return dict(sorted(table.items()))
