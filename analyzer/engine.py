@@ -20,13 +20,13 @@ from dataclasses import replace as dc_replace
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from sharding_types import PartialMesh
 
 from .codes import INTERNAL_ERROR, INVALID_SUPPRESSION, SKIPPED_FILE, SYNTAX_ERROR
 from .config import Config
 from .ftypes import ERROR, Finding, Fix, Pending
+from .positions import node_positions
 from .precheck import needs_analysis
 from .project import Project, module_name_for
 from .rule import RuleContext
@@ -316,7 +316,7 @@ def _internal(path: str, what: str, exc: BaseException) -> Finding:
 
 def _place(module: cst.Module, text: str, path: str, pending: List[Pending],
            raises_blocks: list) -> List[Finding]:
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = node_positions(module)
     ranges: List[Tuple[int, int]] = []
     for w in raises_blocks:
         r = positions.get(w)
@@ -442,7 +442,7 @@ def _infer_types(source: bytes | str, path: str, config: Optional[Config],
             by_node[rec.node] = (None, prev[1] if prev[1] == entry[1] else "?", rec.name)
     if not by_node:
         return []
-    positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = node_positions(model.module)
     out = []
     for node, (t, partial, nm) in by_node.items():
         pos = positions.get(node)
@@ -503,7 +503,7 @@ def _jit_calls(source: bytes | str, path: str, config: Optional[Config],
                project: Optional[Project]) -> List[JitCallSite]:
     from .values import FuncVal
     model = _model(source, path, config or Config(), project)
-    positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = node_positions(model.module)
     module_vars = model.env.vars
     merged: dict = {}
     for call in model.events.jit_calls:

@@ -264,7 +264,20 @@ def parse_source(text: str, path: str) -> cst.Module:
         raise LibcstLimitation(e) from None
     if verdict is not None and newer_syntax(module) is None:
         raise verdict
+    _PARSED.insert(0, (module, text))
+    del _PARSED[4:]
     return module
+
+
+# The last modules parsed, with their text: a question about the source ("does it set a
+# device count at all?") is answered from the text instead of generating code from the tree.
+_PARSED: list = []
+
+
+def parsed_text(module: cst.Module) -> Optional[str]:
+    """The text ``module`` was parsed from by ``parse_source``, if it is one of the last
+    few parsed (the one being analysed is); None otherwise."""
+    return next((text for m, text in _PARSED if m is module), None)
 
 
 class LibcstLimitation(Exception):
