@@ -71,6 +71,8 @@ def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[
     forkable = hasattr(os, "fork") and threading.active_count() == 1 and "jax" not in sys.modules
     method = "fork" if forkable else "spawn"
     budgeted = bool(config.timeout_per_file or config.memory_per_file)
+    if jobs > 1:  # largest first: the last files to finish are small, no worker waits long
+        todo = sorted(todo, key=lambda t: -_size(*t))
     outs: list = []
     if budgeted and (forkable or (len(todo) >= 16 and jobs > 1)):
         try:
@@ -89,3 +91,12 @@ def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[
         init_worker(config, files)
         outs.extend(check_one(p, data) for p, data in todo)
     return [(path, findings, digest, deps) for path, digest, findings, deps in outs]
+
+
+def _size(path: str, data: Optional[bytes]) -> int:
+    if data is not None:
+        return len(data)
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
