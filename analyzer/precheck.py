@@ -52,7 +52,7 @@ _P_ALIAS = re.compile(r"P(?!\w)")  # not preceded by a word character either (ch
 
 # No leading \b: a literal first lets the regex engine skip ahead (20x faster); what an
 # identifier ending in "from"/"import" adds is only more names to look up.
-_FROM = re.compile(r"from\s*(\.*)\s*([\w.]*)\s*import\b\s*(\([^)]*\)|[^\n;]*)")
+_FROM = re.compile(r"from\s*(\.*)\s*([\w.]*)\s*import\b\s*(\(|[^\n;]*)")
 _IMPORT = re.compile(r"import\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)")
 _WORD = re.compile(r"[^\W\d]\w*")
 _ATTRIBUTE = re.compile(r"\.\s*([^\W\d]\w*)")
@@ -73,23 +73,39 @@ def imported_names(text: str, module_name: str) -> Set[str]:
     """Every dotted name an import statement in ``text`` may bind or read, resolved as
     the interpreter resolves them for a module called ``module_name`` (an
     over-approximation: text in strings and comments counts too)."""
-    text = text.replace("\\\n", " ")
+    text = text.replace("\\\r\n", " ").replace("\\\n", " ").replace("\\\r", " ")
     out: Set[str] = set()
     for m in _FROM.finditer(text):
         dots, base = m.group(1), m.group(2)
+        listed = _parenthesized(text, m.end()) if m.group(3) == "(" else m.group(3)
         if dots:
             pkg = module_name.split(".")
             pkg = pkg[: max(0, len(pkg) - len(dots))]
             base = ".".join(pkg + ([base] if base else []))
         if base:
             out.update(_prefixes(base))
-            out.update(f"{base}.{w}" for w in _WORD.findall(m.group(3)))
+            out.update(f"{base}.{w}" for w in _WORD.findall(listed))
         else:
-            out.update(_WORD.findall(m.group(3)))
+            out.update(_WORD.findall(listed))
     for m in _IMPORT.finditer(text):
         for part in m.group(1).split(","):
             out.update(_prefixes(part.split()[0]))
     return out
+
+
+def _parenthesized(text: str, start: int) -> str:
+    """The names of ``from x import (...)`` from ``start`` (after the parenthesis) to the
+    one that closes it: the first ``)`` outside a comment (comments kept: they only add
+    names)."""
+    pos = start
+    while pos < len(text):
+        eol = text.find("\n", pos)
+        eol = len(text) if eol < 0 else eol
+        code = text[pos:eol].split("#", 1)[0]
+        if ")" in code:
+            return text[start:pos + code.index(")")]
+        pos = eol + 1
+    return text[start:]
 
 
 def _prefixes(dotted: str) -> List[str]:

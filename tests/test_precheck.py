@@ -152,8 +152,10 @@ def test_imported_names_cover_the_import_forms():
         from i.j import \\
             k
         if x: import l; import m
-        ''')
+        from n import (o,  # see p(q)
+                       r)
+        ''') + "from s import \\\r\n    t\r\n"
     names = precheck.imported_names(text, "pkg.sub.mod")
     for n in ("a", "a.b", "d", "pkg.sub.e", "pkg.sub.e.f", "pkg.sub.e.g", "pkg", "pkg.h",
-              "i", "i.j", "i.j.k", "l", "m"):
+              "i", "i.j", "i.j.k", "l", "m", "n.o", "n.r", "s.t"):
         assert n in names, n
