@@ -12,11 +12,9 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from sharding_types import __version__
-
+from .._version import __version__
 from .ftypes import Finding
 from .sources import Unreadable, read_source
 
@@ -104,11 +102,20 @@ class Cache:
         on a FIFO)."""
         path = os.path.abspath(path)
         if path not in self._hashes:
-            try:
-                self._hashes[path] = content_hash(read_source(path))
-            except Unreadable:
-                self._hashes[path] = None
+            self.read(path)
         return self._hashes[path]
+
+    def read(self, path: str) -> Tuple[Optional[bytes], Optional[str]]:
+        """(the bytes of a regular file, their content hash), remembered for the run's
+        look-ups of its dependencies; (None, None) if it cannot be read. A checked file
+        that misses the cache is analysed from these bytes, not read again."""
+        try:
+            data = read_source(path)
+        except Unreadable:
+            self._hashes[os.path.abspath(path)] = None
+            return None, None
+        digest = self._hashes[os.path.abspath(path)] = content_hash(data)
+        return data, digest
 
     def _key(self, path: str, digest: str) -> str:
         raw = f"{code_version()}\0{self.fingerprint}\0{os.path.abspath(path)}\0{digest}"
@@ -150,6 +157,7 @@ class Cache:
                     with open(ignore, "w") as f:
                         f.write("# created by shardcheck\n*\n")
             os.makedirs(os.path.dirname(target), exist_ok=True)
+            import tempfile
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(entry, f)

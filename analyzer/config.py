@@ -25,12 +25,14 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
-from sharding_types import AxisType, MeshModel
+from .catalog import rule_table
 
-from .compat import UnsupportedJaxVersion, profile_for
-from .values import MeshVal
+if TYPE_CHECKING:  # imported where used: a run answered from the cache needs neither
+    from sharding_types import AxisType, MeshModel
+
+    from .values import MeshVal
 
 KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "meshes",
               "default-mesh", "cache-dir", "respect-gitignore", "max-collective-bytes",
@@ -73,6 +75,7 @@ class DeclaredMesh:
 
 def mesh_value(mesh: MeshModel, origin: str) -> MeshVal:
     """The analyzer's value of a mesh it is given rather than reads in the source."""
+    from .values import MeshVal
     return MeshVal(mesh.axis_names, mesh.axis_sizes, mesh.axis_types, None, origin)
 
 
@@ -105,8 +108,7 @@ class Config:
     # -- selection -------------------------------------------------------------------------
     def enabled_codes(self) -> frozenset:
         if self._codes is None:
-            from .rules import all_rules
-            rules = all_rules()
+            rules = rule_table()
             chosen = {c for c in rules if not self.select} | set(
                 c for sel in self.select for c in resolve_selector(sel, rules))
             dropped = set(c for sel in self.ignore for c in resolve_selector(sel, rules))
@@ -115,13 +117,12 @@ class Config:
         return self._codes
 
     def ignored_for(self, path: str) -> frozenset:
-        from .rules import all_rules
         rel = _rel(path, self.root)
         out = set()
         for pattern, sels in self.per_file_ignores:
             if _glob_match(rel, pattern):
                 for sel in sels:
-                    out.update(resolve_selector(sel, all_rules()))
+                    out.update(resolve_selector(sel, rule_table()))
         return frozenset(out)
 
     def is_excluded(self, path: str) -> bool:
@@ -198,9 +199,6 @@ def _str_list(value: object, key: str) -> Tuple[str, ...]:
     return tuple(value)
 
 
-_TYPE_NAMES = {t.name.lower(): t for t in AxisType}  # explicit, auto, manual
-
-
 def _mesh(name: str, table: object) -> DeclaredMesh:
     # a name TOML quotes (spaces, newlines) is shown quoted, so the message stays one line
     shown = name if name.isidentifier() else _shown(name)
@@ -219,8 +217,10 @@ def _mesh(name: str, table: object) -> DeclaredMesh:
     else:
         raise ConfigError(f"{where} axis_types must be one of explicit/auto/manual or a list of "
                           f"them, one per axis; got {types_v!r}")
+    from sharding_types import AxisType, MeshModel
+    type_names = {t.name.lower(): t for t in AxisType}  # explicit, auto, manual
     try:
-        types = tuple(_TYPE_NAMES[str(t).lower()] for t in types_l)
+        types = tuple(type_names[str(t).lower()] for t in types_l)
     except KeyError as e:
         raise ConfigError(f"{where} unknown axis type {e.args[0]!r}; use explicit, auto or manual") from None
     return DeclaredMesh(name, MeshModel(tuple(a for a, _ in axes), tuple(v for _, v in axes),
@@ -288,6 +288,7 @@ def _jax_version(value: object) -> str:
     if not isinstance(value, str):
         raise ConfigError(f'[tool.shardcheck] jax-version must be a string like "0.12", '
                           f"got {value!r}")
+    from .compat import UnsupportedJaxVersion, profile_for
     try:
         return profile_for(value).version
     except UnsupportedJaxVersion as e:
@@ -296,8 +297,7 @@ def _jax_version(value: object) -> str:
 
 def _check_selectors(cfg: Config) -> None:
     """Every selector of select, ignore and per-file-ignores names a rule."""
-    from .rules import all_rules
-    rules = all_rules()
+    rules = rule_table()
     for key, sels in (("select", cfg.select), ("ignore", cfg.ignore)):
         for sel in sels:
             try:
@@ -413,6 +413,7 @@ def parse_mesh_option(text: str) -> MeshModel:
         axes.append((k.strip(), int(v)))
     if len({a for a, _ in axes}) != len(axes):
         raise ConfigError(f"--mesh names an axis twice: {text!r}")
+    from sharding_types import MeshModel
     return MeshModel(tuple(a for a, _ in axes), tuple(s for _, s in axes))
 
 

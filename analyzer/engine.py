@@ -20,26 +20,26 @@ from dataclasses import replace as dc_replace
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from sharding_types import PartialMesh
 
+from .codes import INTERNAL_ERROR, INVALID_SUPPRESSION, SKIPPED_FILE, SYNTAX_ERROR
 from .config import Config
 from .deep import LIMITS, blank_deep_statements, from_recursion
 from .ftypes import ERROR, Finding, Fix, Pending, Related
+from .positions import node_positions
+from .precheck import needs_analysis
 from .project import Project, module_name_for
 from .rule import RuleContext
 from .rules import all_rules
 from .sources import (LibcstLimitation, SourceError, Unreadable, decode_source, looks_generated,
-                      parse_source, read_source)
+                      parse_source, python_verdict, read_source)
 
 if TYPE_CHECKING:
+    from libcst.metadata import CodeRange
+
     from .interp.model import Interpreter
 
-SYNTAX_ERROR = "SC001"
-INTERNAL_ERROR = "SC002"
-SKIPPED_FILE = "SC003"
-INVALID_SUPPRESSION = "SC004"
 # ruff's forms, case-insensitive: a bare noqa, or noqa followed by ': SC101, SC102'
 _SUPPRESS = re.compile(r"#\s*(?:shardcheck:\s*ignore(?:\[(?P<codes>[^\]]*)\])?"
                        r"|noqa(?::\s*(?P<noqa>[A-Za-z0-9_\-]+(?:[,\s]+[A-Za-z0-9_\-]+)*))?)",
@@ -176,6 +176,8 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
     try:
         if text is None:
             text = decode_source(source)  # type: ignore[arg-type]  # bytes here
+        if not needs_analysis(text, path, project, module_name) and python_verdict(text, path) is None:
+            return [], text  # no sharding API within reach: nothing for the rules (precheck)
         module = parse_source(text, path)
     except SourceError as e:
         finding = _meta(SYNTAX_ERROR, e.msg, path, e.lineno or 1, e.offset or 1)
@@ -367,7 +369,7 @@ class _Places:
     another file that this file calls is analyzed here, under this file's contexts)."""
 
     def __init__(self, module: cst.Module, path: str, project: Optional[Project]):
-        self.own = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self.own = node_positions(module)
         self.path = path
         self.project = project
 
@@ -441,15 +443,16 @@ def check_file(path: str, config: Optional[Config] = None,
     return read_and_check(path, config or Config(), project)[1]
 
 
-def read_and_check(path: str, config: Config,
-                   project: Optional[Project] = None) -> Tuple[Optional[bytes], List[Finding]]:
-    """(the bytes read, or None if it could not be read; the file's findings).
+def read_and_check(path: str, config: Config, project: Optional[Project] = None,
+                   data: Optional[bytes] = None) -> Tuple[Optional[bytes], List[Finding]]:
+    """(the bytes read, or None if it could not be read; the file's findings). ``data``:
+    the file's bytes if the caller has read them already (the cache hashed them).
 
     A file that cannot be read (permission denied, a dangling symlink, a symlink loop),
     is not a regular file (a FIFO), or is a generated file over the size limit is one
     ``skipped-file`` finding."""
     try:
-        data = read_source(path)
+        data = read_source(path) if data is None else data
     except Unreadable as e:
         return None, [skipped(path, str(e))]
     limit = config.generated_size_limit
@@ -540,7 +543,7 @@ def _infer_types(source: bytes | str, path: str, config: Optional[Config],
             by_node[rec.node] = (None, prev[1] if prev[1] == entry[1] else "?", rec.name)
     if not by_node:
         return []
-    positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = node_positions(model.module)
     out = []
     for node, (t, partial, nm) in by_node.items():
         pos = positions.get(node)
@@ -601,7 +604,7 @@ def _jit_calls(source: bytes | str, path: str, config: Optional[Config],
                project: Optional[Project]) -> List[JitCallSite]:
     from .values import FuncVal
     model = _model(source, path, config or Config(), project)
-    positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = node_positions(model.module)
     module_vars = model.env.vars
     merged: dict = {}
     for call in model.events.jit_calls:

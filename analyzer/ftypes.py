@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-import libcst as cst
+if TYPE_CHECKING:  # findings and fixes are read from the cache without importing libcst
+    import libcst as cst
 
 ERROR = "error"
 WARNING = "warning"

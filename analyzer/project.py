@@ -11,7 +11,8 @@ import os
 from typing import Any, Dict, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .positions import node_positions
 
 
 def module_name_for(path: str) -> str:
@@ -107,7 +108,7 @@ class Project:
         for name, (path, module, text) in list(self.parsed.items()):
             positions = self._positions.get(name)
             if positions is None:
-                positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+                positions = node_positions(module)
                 self._positions[name] = positions
             r = positions.get(node)
             if r is not None:

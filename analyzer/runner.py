@@ -8,19 +8,19 @@ down with it.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from .cache import Cache
+from .codes import INTERNAL_ERROR, SKIPPED_FILE
 from .config import Config
-from .engine import INTERNAL_ERROR, SKIPPED_FILE
 from .ftypes import Finding
-from .supervisor import WorkersFailed, check_one, init_worker, run_supervised
+
+# The analysis (libcst, the interpreter, the rules) is imported only when a file misses
+# the cache: a run whose results all come from the cache reads, hashes and prints.
 
 
 @dataclass
@@ -34,45 +34,25 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
         cache_dir: Optional[str] = None) -> RunResult:
     cache = Cache(cache_dir, config.fingerprint()) if cache_dir else None
     results: dict = {}
-    todo: List[str] = []
+    todo: List[Tuple[str, Optional[bytes]]] = []  # a miss keeps the bytes read for its hash
     cached = 0
     for path in files:
+        data = None
         if cache is not None:
-            digest = cache.file_hash(path)
+            data, digest = cache.read(path)
             hit = cache.get(path, digest) if digest is not None else None
             if hit is not None:
                 results[path] = hit
                 cached += 1
                 continue
-        todo.append(path)
-    jobs = jobs or os.cpu_count() or 1
-    # fork is cheapest, but unsafe once threads run; JAX's are native threads that
-    # `threading` cannot see, so a process that loaded JAX (a test, a notebook) spawns
-    forkable = hasattr(os, "fork") and threading.active_count() == 1 and "jax" not in sys.modules
-    method = "fork" if forkable else "spawn"
-    budgeted = bool(config.timeout_per_file or config.memory_per_file)
-    outs: list = []
-    if todo and budgeted and (forkable or (len(todo) >= 16 and jobs > 1)):
-        try:
-            outs.extend(run_supervised(todo, config, files, jobs, method))
-        except WorkersFailed:  # no worker processes here: check the rest in-process
-            pass
-        done = {o[0] for o in outs}
-        todo = [p for p in todo if p not in done]
-    if len(todo) >= 16 and jobs > 1 and not budgeted:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=init_worker,
-                                 initargs=(config, files),
-                                 mp_context=multiprocessing.get_context(method)) as pool:
-            outs.extend(pool.map(check_one, todo, chunksize=max(1, len(todo) // (jobs * 8))))
-    elif todo:
-        init_worker(config, files)
-        outs.extend(check_one(p) for p in todo)
-    for path, digest, findings, deps in outs:
-        results[path] = findings
-        # a crash, or a file skipped for its budget or an unreadable state, is not a result
-        if cache is not None and digest is not None and not any(
-                f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):
-            cache.put(path, digest, findings, deps)
+        todo.append((path, data))
+    if todo:
+        for path, findings, digest, deps in _check(todo, config, files, jobs):
+            results[path] = findings
+            # a crash, or a file skipped for its budget or an unreadable state, is not a result
+            if cache is not None and digest is not None and not any(
+                    f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):
+                cache.put(path, digest, findings, deps)
     return RunResult(_merged(files, results), len(files), cached)
 
 
@@ -95,3 +75,48 @@ def _merged(files: List[str], results: dict) -> List[Finding]:
                 out.append(f)
     return sorted(out, key=lambda f: (rank.get(os.path.abspath(f.filename), len(files)),
                                       f.filename, f.row, f.column, f.code, f.message))
+
+
+def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[str],
+           jobs: Optional[int]) -> List[Tuple[str, List[Finding], Optional[str], List[str]]]:
+    """(path, findings, content digest or None, project modules read) of each file of
+    ``todo``: in supervised workers, a process pool, or this process."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .supervisor import WorkersFailed, check_one, init_worker, run_supervised
+    jobs = jobs or os.cpu_count() or 1
+    # fork is cheapest, but unsafe once threads run; JAX's are native threads that
+    # `threading` cannot see, so a process that loaded JAX (a test, a notebook) spawns
+    forkable = hasattr(os, "fork") and threading.active_count() == 1 and "jax" not in sys.modules
+    method = "fork" if forkable else "spawn"
+    budgeted = bool(config.timeout_per_file or config.memory_per_file)
+    if jobs > 1:  # largest first: the last files to finish are small, no worker waits long
+        todo = sorted(todo, key=lambda t: -_size(*t))
+    outs: list = []
+    if budgeted and (forkable or (len(todo) >= 16 and jobs > 1)):
+        try:
+            outs.extend(run_supervised(todo, config, files, jobs, method))
+        except WorkersFailed:  # no worker processes here: check the rest in-process
+            pass
+        done = {o[0] for o in outs}
+        todo = [t for t in todo if t[0] not in done]
+    if len(todo) >= 16 and jobs > 1 and not budgeted:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=init_worker,
+                                 initargs=(config, files),
+                                 mp_context=multiprocessing.get_context(method)) as pool:
+            outs.extend(pool.map(check_one, *zip(*todo),
+                                 chunksize=max(1, len(todo) // (jobs * 8))))
+    elif todo:
+        init_worker(config, files)
+        outs.extend(check_one(p, data) for p, data in todo)
+    return [(path, findings, digest, deps) for path, digest, findings, deps in outs]
+
+
+def _size(path: str, data: Optional[bytes]) -> int:
+    if data is not None:
+        return len(data)
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

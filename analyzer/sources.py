@@ -15,9 +15,10 @@ import re
 import stat
 import sys
 import tokenize
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import libcst as cst
+if TYPE_CHECKING:  # imported where a file is parsed: reading and hashing files need no libcst
+    import libcst as cst
 
 
 class Unreadable(Exception):
@@ -198,31 +199,45 @@ _NEWER_NODES = (("TryStar", (3, 11)), ("TypeAlias", (3, 12)), ("TypeParameters",
                 ("TemplatedString", (3, 14)), ("StarredDictComp", (3, 15)))
 
 
-class _NewerSyntax(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: Optional[str] = None
-        self._kinds = tuple(getattr(cst, name) for name, version in _NEWER_NODES
-                            if sys.version_info[:2] < version and hasattr(cst, name))
+_VISITOR: Optional[type] = None
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.found is not None:
-            return False
-        if self._kinds and isinstance(node, self._kinds):
-            self.found = type(node).__name__
-        elif sys.version_info[:2] < (3, 12) and isinstance(node, cst.FormattedString):
-            quote = node.start[-1]
-            for part in node.parts:  # PEP 701: quotes, backslashes, comments inside {}
-                if isinstance(part, cst.FormattedStringExpression):
-                    inner = cst.Module([]).code_for_node(part.expression)
-                    if quote in inner or "\\" in inner or "#" in inner or (
-                            len(node.start.lstrip("rRfFbB")) == 1 and "\n" in inner):
-                        self.found = "f-string (PEP 701)"
-        return self.found is None
+
+def _newer_syntax_visitor() -> type:
+    """The visitor class finding syntax newer than the running Python (made once, when
+    a file is first parsed, so that importing this module needs no libcst)."""
+    global _VISITOR
+    if _VISITOR is not None:
+        return _VISITOR
+    import libcst as cst
+
+    class _NewerSyntax(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: Optional[str] = None
+            self._kinds = tuple(getattr(cst, name) for name, version in _NEWER_NODES
+                                if sys.version_info[:2] < version and hasattr(cst, name))
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if self.found is not None:
+                return False
+            if self._kinds and isinstance(node, self._kinds):
+                self.found = type(node).__name__
+            elif sys.version_info[:2] < (3, 12) and isinstance(node, cst.FormattedString):
+                quote = node.start[-1]
+                for part in node.parts:  # PEP 701: quotes, backslashes, comments inside {}
+                    if isinstance(part, cst.FormattedStringExpression):
+                        inner = cst.Module([]).code_for_node(part.expression)
+                        if quote in inner or "\\" in inner or "#" in inner or (
+                                len(node.start.lstrip("rRfFbB")) == 1 and "\n" in inner):
+                            self.found = "f-string (PEP 701)"
+            return self.found is None
+
+    _VISITOR = _NewerSyntax
+    return _VISITOR
 
 
 def newer_syntax(module: cst.Module) -> Optional[str]:
     """The first construct in ``module`` that the running Python is too old to compile."""
-    v = _NewerSyntax()
+    v = _newer_syntax_visitor()()
     try:
         module.visit(v)
     except RecursionError:
@@ -240,6 +255,7 @@ def parse_source(text: str, path: str) -> cst.Module:
     verdict = python_verdict(text, path)
     if verdict is not None and getattr(verdict, "limit", False):
         raise verdict
+    import libcst as cst
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
@@ -248,7 +264,20 @@ def parse_source(text: str, path: str) -> cst.Module:
         raise LibcstLimitation(e) from None
     if verdict is not None and newer_syntax(module) is None:
         raise verdict
+    _PARSED.insert(0, (module, text))
+    del _PARSED[4:]
     return module
+
+
+# The last modules parsed, with their text: a question about the source ("does it set a
+# device count at all?") is answered from the text instead of generating code from the tree.
+_PARSED: list = []
+
+
+def parsed_text(module: cst.Module) -> Optional[str]:
+    """The text ``module`` was parsed from by ``parse_source``, if it is one of the last
+    few parsed (the one being analysed is); None otherwise."""
+    return next((text for m, text in _PARSED if m is module), None)
 
 
 class LibcstLimitation(Exception):

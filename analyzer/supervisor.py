@@ -44,12 +44,13 @@ def init_worker(config: Config, files: List[str]) -> None:
     _state["project"] = project
 
 
-def check_one(path: str) -> Result:
-    """(path, content digest or None if unread, findings, project modules it read)."""
+def check_one(path: str, data: Optional[bytes] = None) -> Result:
+    """(path, content digest or None if unread, findings, project modules it read).
+    ``data``: the file's bytes when the caller read them already (to hash them)."""
     config: Config = _state["config"]
     project: Project = _state["project"]
     project.used = set()
-    data, findings = read_and_check(path, config, project)
+    data, findings = read_and_check(path, config, project, data)
     if data is None:
         return path, None, findings, []
     deps = sorted(d for d in project.used if os.path.abspath(d) != os.path.abspath(path))
@@ -90,15 +91,16 @@ def _worker_main(conn, config: Config, files: List[str], memory: int) -> None:
     conn.send("ready")
     while True:
         try:
-            path = conn.recv()
+            task = conn.recv()
         except (EOFError, OSError):
             return
-        if path is None:
+        if task is None:
             return
+        path, data = task
         if memory:
             _cap_memory(memory)
         try:
-            result = check_one(path)
+            result = check_one(path, data)
         except MemoryError:
             result = (path, None, [skipped(path, _over_memory(memory))], [])
         conn.send(result)
@@ -130,9 +132,9 @@ class _Worker:
         self.task: Optional[str] = None
         self.started = 0.0
 
-    def give(self, path: str) -> None:
+    def give(self, path: str, data: Optional[bytes]) -> None:
         self.task, self.started = path, time.monotonic()
-        self.conn.send(path)
+        self.conn.send((path, data))
 
     def stop(self, kill: bool = False) -> None:
         if kill:
@@ -163,9 +165,10 @@ class WorkersFailed(Exception):
     """Worker processes cannot start here; the caller checks in-process instead."""
 
 
-def run_supervised(todo: List[str], config: Config, files: List[str], jobs: int,
-                   method: str) -> Iterator[Result]:
-    """Each file of ``todo`` checked in a worker, under the config's budgets."""
+def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[str],
+                   jobs: int, method: str) -> Iterator[Result]:
+    """Each file of ``todo`` (a path, and its bytes if read already) checked in a worker,
+    under the config's budgets."""
     ctx = multiprocessing.get_context(method)
     if method == "fork":  # import once here; the forked workers share it
         from .interp import model  # noqa: F401
@@ -185,7 +188,7 @@ def run_supervised(todo: List[str], config: Config, files: List[str], jobs: int,
         while queue or any(w.task is not None for w in workers.values()):
             for w in list(workers.values()):
                 if w.ready and w.task is None and queue:
-                    w.give(queue.pop())
+                    w.give(*queue.pop())
             waits = [w.started + timeout - time.monotonic()
                      for w in workers.values() if w.task is not None and timeout]
             ready = wait([w.conn for w in workers.values()] +

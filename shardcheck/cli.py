@@ -11,25 +11,42 @@ Exit codes: 0 no error-level findings; 1 findings (or an invalid type for ``pars
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-import time
-from typing import List, Optional
 
-from sharding_types import GRAMMAR, ShardingSyntaxError, __version__, parse
+from shardcheck._version import __version__
+
+# Start-up is kept to the interpreter's own: what a command needs (argparse, json, the
+# model, the analyzer) is imported when it runs, so `shardcheck --version` and a fully
+# cached `shardcheck check` stay fast. Annotations are strings (the __future__ import);
+# the names they use are imported for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import List, Optional
 
 COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # usage errors exit 2, with no traceback
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+def _parser_class() -> type:
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # usage errors exit 2, with no traceback
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: error: {message}\n")
+
+        def format_help(self) -> str:
+            if self.prog == "shardcheck" and self.epilog is None:  # the model, for --help only
+                from sharding_types import GRAMMAR
+                self.epilog = "Sharding type syntax (as str(jax.typeof(x)) prints it):\n\n" + GRAMMAR
+            return super().format_help()
+
+    return _Parser
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
+    from sharding_types import ShardingSyntaxError, parse
     status = 0
     for text in args.types:
         try:
@@ -64,6 +81,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
+    import json
+
     from shardcheck.analyzer.rules import all_rules
     rules = all_rules()
     if args.format == "json":
@@ -80,8 +99,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from shardcheck.analyzer import config as cfgmod
     from shardcheck.analyzer import output, runner
     from shardcheck.analyzer.discovery import discover
-    from shardcheck.analyzer.engine import INTERNAL_ERROR
+    from shardcheck.analyzer.codes import INTERNAL_ERROR
     from shardcheck.analyzer.ftypes import ERROR
+    import time
     paths = args.paths or ["."]
     if args.jobs is not None and args.jobs < 1:
         print(f"shardcheck: -j/--jobs must be at least 1, got {args.jobs}", file=sys.stderr)
@@ -215,6 +235,7 @@ def _cmd_types(args: argparse.Namespace) -> int:
 
 
 def _cmd_confirm(args: argparse.Namespace) -> int:
+    import json
     from concurrent.futures import ThreadPoolExecutor
 
     from shardcheck.analyzer import config as cfgmod
@@ -286,12 +307,13 @@ def _split(values: Optional[List[str]]) -> List[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    _Parser = _parser_class()
     p = _Parser(
         prog="shardcheck",
         description="An explicit-sharding type checker and static analyzer for JAX.\n\n"
                     "  shardcheck PATH...          check files (same as `shardcheck check`)\n"
                     "  shardcheck explain SC101    a rule's documentation",
-        epilog="Sharding type syntax (as str(jax.typeof(x)) prints it):\n\n" + GRAMMAR,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"shardcheck {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -375,6 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # the common probe, answered before argparse is even imported
+        print(f"shardcheck {__version__}")
+        return 0
     parser = build_parser()
     if not argv:
         parser.print_help()

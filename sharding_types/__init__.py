@@ -9,6 +9,9 @@ Importing this package does not import JAX; the runtime checks import it when th
 
 from typing import TYPE_CHECKING
 
+# one version for the distribution, kept where the CLI reads it without importing this package
+from shardcheck._version import __version__ as __version__
+
 from ._dtypes import DTYPES as DTYPES
 from ._dtypes import TypePromotionError as TypePromotionError
 from ._dtypes import canonicalize_dtype as canonicalize_dtype
@@ -51,7 +54,6 @@ if TYPE_CHECKING:
 else:
     from ._runtime import Sharded as Sharded
 
-__version__ = "0.1.0"
 
 __all__ = [
     "AxisType", "DTYPES", "Dim", "GRAMMAR", "MeshModel", "PartialMesh", "PartialType", "Recorder",

@@ -474,8 +474,14 @@ def test_at_scale_a_local_type_that_breaks_is_reported_but_not_its_global_echo(t
 
 
 # -- budgets -------------------------------------------------------------------------------
+# The slow and big files use a sharding API: a file that uses none is never analysed
+# (analyzer/precheck.py), so it could not run past a budget.
+SHARDING_IMPORT = "from jax.sharding import PartitionSpec\n"
+SLOW = SHARDING_IMPORT + "y = " + " + ".join(["a"] * 1500) + "\n"
+
+
 def test_a_file_past_the_time_budget_is_skipped_and_the_run_goes_on(tmp_path):
-    (tmp_path / "slow.py").write_text("y = " + " + ".join(["a"] * 1500) + "\n")
+    (tmp_path / "slow.py").write_text(SLOW)
     (tmp_path / "bad.py").write_text(BAD)
     code, out, err = cli(["check", ".", "--no-cache", "--timeout-per-file", "0.5"], tmp_path)
     assert code == 1 and "Traceback" not in err
@@ -485,7 +491,7 @@ def test_a_file_past_the_time_budget_is_skipped_and_the_run_goes_on(tmp_path):
 
 
 def test_a_file_past_the_memory_budget_is_skipped_and_the_run_goes_on(tmp_path):
-    (tmp_path / "big.py").write_text("".join(f"x{i} = {i}\n" for i in range(150_000)))
+    (tmp_path / "big.py").write_text(SHARDING_IMPORT + "".join(f"x{i} = {i}\n" for i in range(150_000)))
     (tmp_path / "bad.py").write_text(BAD)
     code, out, err = cli(["check", ".", "--no-cache", "--memory-per-file", "150MiB",
                           "--timeout-per-file", "0"], tmp_path)
@@ -496,7 +502,7 @@ def test_a_file_past_the_memory_budget_is_skipped_and_the_run_goes_on(tmp_path):
 
 def test_the_budgets_are_configurable(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.shardcheck]\ntimeout-per-file = 0.5\n')
-    (tmp_path / "slow.py").write_text("y = " + " + ".join(["a"] * 1500) + "\n")
+    (tmp_path / "slow.py").write_text(SLOW)
     code, out, _ = cli(["check", ".", "--no-cache"], tmp_path)
     assert code == 0 and "timeout-per-file (0.5 s)" in out
 

@@ -19,6 +19,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ..sources import parsed_text
 from ..syntax import dotted
 
 _HOST_COUNT = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
@@ -130,7 +131,11 @@ def device_setup(module: cst.Module) -> Optional[DeviceSetup]:
     for m, found in _CACHE:
         if m is module:
             return found
-    found = _scan(module)
+    text = parsed_text(module)  # the scan generates code statement by statement: skip it
+    if text is not None and "jax_num_cpu_devices" not in text and "device_count=" not in text:
+        found = None  # when the source spells neither setting
+    else:
+        found = _scan(module)
     _CACHE.insert(0, (module, found))
     del _CACHE[4:]
     return found

@@ -1,0 +1,8 @@
+"""The codes of the findings shardcheck reports about a file itself rather than its
+sharding (the meta rules), importable without the analysis: the runner and the cache
+use them on runs where every result comes from the cache."""
+
+SYNTAX_ERROR = "SC001"
+INTERNAL_ERROR = "SC002"
+SKIPPED_FILE = "SC003"
+INVALID_SUPPRESSION = "SC004"

@@ -1,0 +1,161 @@
+"""The pre-check that spares libcst files which cannot hold a finding (analyzer/precheck.py)
+must be sound: a file gets exactly the findings the full analysis gives it."""
+
+import textwrap
+
+import pytest
+
+from shardcheck.analyzer import compat, precheck, runner
+from shardcheck.analyzer.config import Config
+from shardcheck.analyzer.engine import check_source
+
+SETUP = '''
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P, AxisType
+
+    M = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    BATCH = jax.device_put(jnp.zeros((8, 16)), NamedSharding(M, P("data", "model")))
+    '''
+# Files that spell no sharding API: what they get wrong comes from the project's lib.setup.
+USERS = {
+    "from_import.py": "import jax.numpy as jnp\nfrom lib.setup import BATCH\n"
+                      "w = jnp.cumsum(BATCH, axis=0)\n",
+    "dotted_import.py": "import jax.numpy as jnp\nimport lib.setup\n"
+                        "w = jnp.cumsum(lib.setup.BATCH, axis=0)\n",
+    "module_alias.py": "import jax.numpy as jnp\nfrom lib import setup as s\n"
+                       "w = jnp.cumsum(s.BATCH, axis=0)\n",
+    # lib/__init__.py is empty: lib.setup is reached by the attribute chain alone
+    "attribute_chain.py": "import jax.numpy as jnp\nimport lib\n"
+                          "w = jnp.cumsum(lib.setup.BATCH, axis=0)\n",
+    # through a module that only re-exports it
+    "reexported.py": "import jax.numpy as jnp\nfrom mid import DATA\n"
+                     "w = jnp.cumsum(DATA, axis=0)\n",
+    "relative.py": "import jax.numpy as jnp\nfrom .setup import BATCH\n"
+                   "w = jnp.cumsum(BATCH, axis=0)\n",
+}
+
+
+def _project(tmp_path):
+    files = {"lib/__init__.py": "", "lib/setup.py": SETUP,
+             "mid.py": "from lib.setup import BATCH as DATA\n",
+             "plain.py": "import os\n\n\ndef f(x):\n    return x + 1\n"}
+    files.update({(f"lib/{n}" if n == "relative.py" else n): t for n, t in USERS.items()})
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+    return sorted(str(p) for p in tmp_path.rglob("*.py"))
+
+
+def _findings(files, cache_dir=None):
+    cfg = Config(timeout_per_file=0, memory_per_file=0)  # checked in this process
+    return [(f.filename, f.row, f.code) for f in
+            runner.run(files, cfg, jobs=1, cache_dir=cache_dir).findings]
+
+
+def test_a_file_that_only_imports_a_helper_building_a_mesh_still_gets_its_findings(
+        tmp_path, monkeypatch):
+    files = _project(tmp_path)
+    for name, text in USERS.items():  # the cases exercise the imports, not the spelling
+        assert not precheck.spells_sharding_api(text), name
+    with_precheck = _findings(files)
+    monkeypatch.setattr("shardcheck.analyzer.engine.needs_analysis", lambda *a: True)
+    everything_analysed = _findings(files)
+    assert with_precheck == everything_analysed
+    flagged = {f.rsplit("/", 1)[-1] for f, _, code in with_precheck if code == "SC306"}
+    assert flagged == set(USERS), with_precheck
+
+
+def test_a_file_without_jax_gets_none_and_is_not_parsed_by_libcst(monkeypatch):
+    import libcst
+    parsed = []
+    real = libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    src = "import os\n\n\ndef f(x):\n    return os.path.join(x, 'a')  # noqa: E501\n"
+    assert check_source(src, "plain.py") == [] and parsed == []
+    # file-level findings stay: CPython still judges every file
+    assert [f.code for f in check_source("def f(:\n", "broken.py")] == ["SC001"]
+    parsed.clear()
+    check_source("import jax\nmesh = jax.make_mesh((2,), ('x',))\n", "uses.py")
+    assert parsed == [1]
+
+
+def test_a_skipped_file_is_rechecked_when_an_imported_module_starts_using_sharding(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "setup.py").write_text("BATCH = None\n")
+    (tmp_path / "user.py").write_text(USERS["from_import.py"])
+    files = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    cache = str(tmp_path / "cache")
+    assert _findings(files, cache_dir=cache) == []
+    (tmp_path / "lib" / "setup.py").write_text(textwrap.dedent(SETUP))
+    assert [(f.rsplit("/", 1)[-1], code) for f, _, code in _findings(files, cache_dir=cache)] \
+        == [("user.py", "SC306")]
+
+
+# -- the vocabulary: every modelled name outside the neutral families is spelled ------------
+# Families whose names make no mesh, spec, sharding or collective by themselves: arrays
+# and constructors type arrays (sharded only when an argument or `out_sharding=` already
+# is), transforms and jit run functions (`jit`'s checks need `in_/out_shardings=`).
+NEUTRAL_FAMILIES = {"arrays", "constructors", "transforms", "jit"}
+
+
+def _modelled():
+    from shardcheck.analyzer.interp import model  # noqa: F401  # registers the handlers
+    from shardcheck.analyzer.jaxapi import registry
+    entries = [(n, f) for n, f in registry._BY_NAME.items()] + list(registry._BY_PREFIX)
+    return [(name, fn.__module__.rsplit(".", 1)[-1]) for name, fn in entries]
+
+
+def test_every_handler_family_is_classified():
+    families = {family for _, family in _modelled()}
+    sharding = families - NEUTRAL_FAMILIES
+    assert sharding == {"mesh", "specs", "placement", "collectives", "shard_map",
+                        "runtime_layer"}, "classify a new family in precheck's tests"
+
+
+def _spelled(name: str) -> str:
+    """The least of ``name`` a source must spell to reach it: its last component (for a
+    special method, the class's, whose value it is called on)."""
+    parts = name.rstrip(".*").split(".")
+    return next(p for p in reversed(parts) if not p.startswith("__"))
+
+
+def _must_trigger():
+    names = {name for name, family in _modelled() if family not in NEUTRAL_FAMILIES}
+    names.update(compat.DEPRECATED)
+    targets = set(names)
+    for profile in compat.PROFILES:
+        for alias, canonical in {**profile.legacy_aliases, **profile.aliases}.items():
+            if canonical in targets or compat.deprecated_entry(canonical):
+                names.add(alias)
+    return sorted(n for n in names if n)
+
+
+@pytest.mark.parametrize("name", _must_trigger())
+def test_each_name_of_the_sharding_vocabulary_triggers_the_analysis(name):
+    word = _spelled(name)
+    if word == "P":  # jax.P: `from jax import P` spells jax as well
+        assert precheck.spells_sharding_api("from jax import P\n")
+        assert not precheck.spells_sharding_api("from jax import Pytree\n")
+        return
+    assert precheck.spells_sharding_api(f"x = {word}\n"), name
+
+
+def test_imported_names_cover_the_import_forms():
+    text = textwrap.dedent('''
+        import a.b as c, d
+        from .e import (f,
+                        g)  # a comment
+        from .. import h
+        from i.j import \\
+            k
+        if x: import l; import m
+        from n import (o,  # see p(q)
+                       r)
+        ''') + "from s import \\\r\n    t\r\n"
+    names = precheck.imported_names(text, "pkg.sub.mod")
+    for n in ("a", "a.b", "d", "pkg.sub.e", "pkg.sub.e.f", "pkg.sub.e.g", "pkg", "pkg.h",
+              "i", "i.j", "i.j.k", "l", "m", "n.o", "n.r", "s.t"):
+        assert n in names, n

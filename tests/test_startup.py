@@ -1,0 +1,84 @@
+"""What a run costs before and besides the analysis: `--version` and a run answered from
+the cache import no analysis (libcst, the interpreter, the model), and a file that misses
+the cache is read once."""
+
+import subprocess
+import sys
+import textwrap
+
+from shardcheck.analyzer import cache as cachemod
+from shardcheck.analyzer import engine, runner
+from shardcheck.analyzer.catalog import rule_table
+from shardcheck.analyzer.config import Config
+from shardcheck.analyzer.rules import all_rules
+
+BAD = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("batch", None)))
+    ''')
+HEAVY = ("libcst", "sharding_types", "shardcheck.analyzer.interp", "shardcheck.analyzer.rules",
+         "jax")
+
+
+def _in_subprocess(argv, cwd):
+    """(exit status, its output, the heavy modules it imported) of `shardcheck ARGV`."""
+    code = textwrap.dedent(f'''
+        import sys
+        from shardcheck.cli import main
+        status = main({argv!r})
+        heavy = sorted(m for m in sys.modules if m.startswith({HEAVY!r}))
+        print("HEAVY", status, heavy)
+        ''')
+    r = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out, _, last = r.stdout.rstrip("\n").rpartition("\n")
+    _, status, heavy = last.split(" ", 2)
+    return int(status), out, heavy
+
+
+def test_version_imports_nothing_of_the_analysis(tmp_path):
+    status, out, heavy = _in_subprocess(["--version"], tmp_path)
+    assert status == 0 and out.startswith("shardcheck ") and heavy == "[]"
+    r = subprocess.run([sys.executable, "-c", "import sys; from shardcheck.cli import main; "
+                        "main(['--version']); assert 'argparse' not in sys.modules"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_fully_cached_run_imports_no_libcst(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "good.py").write_text("import jax\nx = 1\n")
+    (tmp_path / "plain.py").write_text("import os\n")
+    args = ["check", ".", "--cache-dir", str(tmp_path / "cache"), "--format", "json"]
+    first = _in_subprocess(args, tmp_path)
+    assert first[0] == 1 and "libcst" in first[2]  # the first run analyses
+    second = _in_subprocess(args, tmp_path)
+    assert second[:2] == first[:2] and second[2] == "[]", second[2]
+
+
+def test_the_rule_table_read_from_the_rule_files_is_the_rules(tmp_path):
+    assert {c: (r.NAME, r.META) for c, r in rule_table().items()} == \
+        {c: (r.NAME, r.META) for c, r in all_rules().items()}
+
+
+def test_a_file_that_misses_the_cache_is_read_once(tmp_path, monkeypatch):
+    (tmp_path / "bad.py").write_text(BAD)
+    (tmp_path / "other.py").write_text("import jax\nx = 1\n")
+    reads = []
+    real = cachemod.read_source
+
+    def counting(path):
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(cachemod, "read_source", counting)
+    monkeypatch.setattr(engine, "read_source", counting)
+    files = sorted(str(p) for p in tmp_path.glob("*.py"))
+    cfg = Config(timeout_per_file=0, memory_per_file=0)  # checked in this process
+    result = runner.run(files, cfg, jobs=1, cache_dir=str(tmp_path / "cache"))
+    assert [f.code for f in result.findings] == ["SC101"]
+    checked = sorted(r for r in reads if r in files)  # not the cache's own entries
+    assert checked == files  # once each: hashed and analysed from the same bytes
