@@ -19,8 +19,9 @@ class ShardedAxisOp(ShardRule):
     Flags operations that must run along a dim which, on an Explicit mesh, is sharded:
     - indexing or slicing a sharded dim (`x[0]`, `x[:4]`, `x[idx]`): eagerly only `:`
       keeps it; under `jit` a static slice whose length divides by the axes' size keeps
-      it too (`x[:4]` on `8@x`, `x: 2`), while ints and other slices are rejected. The
-      analyzer does not yet tell traced code apart and applies the eager rule;
+      it too (`x[:4]` on `8@x`, `x: 2`), while ints and other slices are rejected. Code
+      that may run either way (a function not provably called eagerly) is held to the
+      traced rule, which rejects only what both modes reject;
     - `cumsum`/`cumprod`/`cummax`/`cummin` along it, and `jnp.cumsum`/`cumprod` without
       `axis=` on an array that is not fully replicated;
     - `sort`/`argsort` and `jnp.median` (which sorts) along it, and `lax.top_k` when the
@@ -65,6 +66,19 @@ class ShardedAxisOp(ShardRule):
     so = jnp.sort(a, axis=-1)
     top = jax.lax.top_k(a, 2)
     total = a.sum(axis=0)
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+@jax.jit
+def head(a):
+    return a[:4] * 2
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    h = head(jax.device_put(jnp.ones((8, 16)), P("x", None)))
 """)]
     INVALID = [
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
@@ -74,6 +88,21 @@ class ShardedAxisOp(ShardRule):
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
     head = a[:4]
 """, line=8, message="a slice", jax_error="output PartitionSpec for the gather"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+@jax.jit
+def tail(a):
+    return a[1:] * 2
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    h = tail(jax.device_put(jnp.ones((8, 16)), P("x", None)))
+""", line=8, message="does not divide by the axes' size",
+                jax_error="is not divisible by mesh axes"),
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
     cs = jnp.cumsum(a, axis=0)
 """, line=8, message="jnp.cumsum", jax_error="unsharded over the axis being reduced"),
