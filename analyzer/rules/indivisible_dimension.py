@@ -37,6 +37,8 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
 w = jax.device_put(jnp.zeros((8, 6)), NamedSharding(mesh, P("model", None)))
+pos = jnp.arange(8, device=NamedSharding(mesh, P("model")))
+cache = jnp.zeros((8, 6), device=NamedSharding(mesh, P("model")))
 """)]
     INVALID = [
         Invalid("""import jax
@@ -52,6 +54,18 @@ mesh = jax.make_mesh((2, 4), ("data", "model"))
 with jax.set_mesh(mesh):
     h = jnp.zeros((12, 16), out_sharding=P(("data", "model"), None))
 """, line=6, message="12 is not divisible by 8", jax_error="evenly divide"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+pos = jnp.arange(6, device=NamedSharding(mesh, P("model")))
+""", line=5, message="6 is not divisible by 4", jax_error="evenly divide"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+cache = jnp.zeros((6, 16), device=NamedSharding(mesh, P("model")))
+""", line=5, message="6 is not divisible by 4", jax_error="evenly divide"),
     ]
 
     def check(self, ctx):
