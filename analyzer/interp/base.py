@@ -89,7 +89,8 @@ class InterpreterBase:
                        bound: Optional[frozenset] = None, opaque: bool = True) -> None:
         raise NotImplementedError
 
-    def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict, ctx: MeshCtx) -> Value:
+    def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict, ctx: MeshCtx,
+                    record: bool = False) -> Value:
         raise NotImplementedError
 
     def bind_params(self, node: cst.CSTNode, env: Env, ctx: MeshCtx,

@@ -108,8 +108,11 @@ def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx) -> 
             return None
         res = [_tree_map(it, f, [t.items[i] for t in trees], ctx) for i in range(n)]  # type: ignore[attr-defined]  # all TupleVal
         return TupleVal(tuple(v if v is not None else UNKNOWN for v in res), first.is_list)
-    if isinstance(f, FuncVal) and all(isinstance(t, ArrayVal) for t in trees):
-        return it.eval_return(f, tuple(trees), {}, ctx)
+    if isinstance(f, FuncVal) and isinstance(first, ArrayVal) \
+            and not any(isinstance(t, (DictVal, TupleVal)) for t in trees):
+        # each leaf's call is checked (a spec tree placing a parameter tree), as if
+        # written out: the function's own analysis sees only the leaves' join
+        return it.eval_return(f, tuple(trees), {}, ctx, record=True)
     return UNKNOWN
 
 

@@ -39,6 +39,35 @@ mesh = jax.make_mesh((2, 4), ("data", "model"))
 w = jax.device_put(jnp.zeros((8, 6)), NamedSharding(mesh, P("model", None)))
 pos = jnp.arange(8, device=NamedSharding(mesh, P("model")))
 cache = jnp.zeros((8, 6), device=NamedSharding(mesh, P("model")))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"embed": P("model", None), "proj": P(None, "model")}
+params = {"embed": jnp.zeros((52, 16)), "proj": jnp.zeros((16, 8))}
+placed = {k: jax.device_put(v, NamedSharding(mesh, SPECS[k])) for k, v in params.items()}
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+params = {"w": jnp.zeros((16, 8)), "b": jnp.zeros((8,))}
+specs = {"w": P("model", None), "b": P("model")}
+placed = jax.tree.map(lambda x, s: jax.device_put(x, NamedSharding(mesh, s)), params, specs)
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+def last_dim_spec(x):
+    return P(*([None] * (x.ndim - 1)), "model")
+
+
+x = jnp.zeros((6, 8))
+y = jax.device_put(x, NamedSharding(mesh, last_dim_spec(x)))
 """)]
     INVALID = [
         Invalid("""import jax
@@ -66,6 +95,41 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
 cache = jnp.zeros((6, 16), device=NamedSharding(mesh, P("model")))
 """, line=5, message="6 is not divisible by 4", jax_error="evenly divide"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"embed": P("model", None), "proj": P(None, "model")}
+params = {"embed": jnp.zeros((50, 16)), "proj": jnp.zeros((16, 8))}
+placed = {k: jax.device_put(v, NamedSharding(mesh, SPECS[k])) for k, v in params.items()}
+""", line=6, message='50 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+params = {"w": jnp.zeros((16, 8)), "b": jnp.zeros((6,))}
+specs = {"w": P("model", None), "b": P("model")}
+placed = jax.tree.map(lambda x, s: jax.device_put(x, NamedSharding(mesh, s)), params, specs)
+""", line=7, message='6 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+def last_dim_spec(x):
+    return P(*([None] * (x.ndim - 1)), "model")
+
+
+x = jnp.zeros((8, 6))
+y = jax.device_put(x, NamedSharding(mesh, last_dim_spec(x)))
+""", line=9, message='6 is not divisible by 4',
+                jax_error='evenly divide'),
     ]
 
     def check(self, ctx):
