@@ -79,6 +79,21 @@ def head(a):
 mesh = jax.make_mesh((2, 4), ("x", "y"))
 with jax.set_mesh(mesh):
     h = head(jax.device_put(jnp.ones((8, 16)), P("x", None)))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+def loss_fn(w, x):
+    return (x @ w).sum()
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    w = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    gw, gx = jax.grad(loss_fn, argnums=(0, 1))(w, x)
+    row = gx[:, 0]
 """)]
     INVALID = [
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
@@ -115,6 +130,23 @@ with jax.set_mesh(mesh):
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
     m = jnp.median(a, axis=0)
 """, line=8, message="jnp.median", jax_error="unsharded over the sorting dimension"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+def loss_fn(w, x):
+    return (x @ w).sum()
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    w = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    gw, gx = jax.grad(loss_fn, argnums=(0, 1))(w, x)
+    row = gx[0]
+""", line=15, message='integer index on dim 0',
+                jax_error='output PartitionSpec for the gather'),
     ]
 
     def check(self, ctx):
