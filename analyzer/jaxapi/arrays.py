@@ -153,7 +153,7 @@ def index(it: "Interpreter", base: ArrayVal, e: cst.Subscript, env: Env, ctx: Me
         elif const_int(v) is not None:
             items.append(("int", const_int(v)))
         elif isinstance(v, ArrayVal) and v.dtype != "bool" and tr.rank(v) is not None:
-            items.append(("array",))
+            items.append(("array", v))
         else:
             items.append(None)
     vary = union_varying(parts)

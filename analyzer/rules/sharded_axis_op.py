@@ -17,6 +17,8 @@ class ShardedAxisOp(ShardRule):
     """
     ## What it does
     Flags operations that must run along a dim which, on an Explicit mesh, is sharded:
+    - indexing with an integer array that is itself sharded (`table[ids]` with `ids`
+      sharded over any axis), eagerly and under `jit`;
     - indexing or slicing a sharded dim (`x[0]`, `x[:4]`, `x[idx]`): eagerly only `:`
       keeps it; under `jit` a static slice whose length divides by the axes' size keeps
       it too (`x[:4]` on `8@x`, `x: 2`), while ints and other slices are rejected. Code
@@ -94,6 +96,39 @@ with jax.set_mesh(mesh):
     x = jax.device_put(jnp.ones((8, 16)), P("x", None))
     gw, gx = jax.grad(loss_fn, argnums=(0, 1))(w, x)
     row = gx[:, 0]
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    ids = jax.device_put(jnp.arange(8) % 16, P("x"))
+    rows = table[jax.sharding.reshard(ids, P())]
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    ids = jax.device_put(jnp.arange(8) % 16, P("x"))
+    rows = table.at[ids].get(out_sharding=P("x", "y"))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+@jax.jit
+def embed(table, ids):
+    return table[ids] * 2
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P(None, "x"))
+    ids = jax.device_put(jnp.arange(8) % 16, P())
+    out = embed(table, ids)
 """)]
     INVALID = [
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
@@ -147,6 +182,34 @@ with jax.set_mesh(mesh):
     row = gx[0]
 """, line=15, message='integer index on dim 0',
                 jax_error='output PartitionSpec for the gather'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    ids = jax.device_put(jnp.arange(8) % 16, P("x"))
+    rows = table[ids]
+""", line=9, message='the index array int32[8@x] is sharded',
+                jax_error='output PartitionSpec for the gather'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+@jax.jit
+def embed(table, ids):
+    return table[ids] * 2
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P("x", None))
+    ids = jax.device_put(jnp.arange(8) % 16, P())
+    out = embed(table, ids)
+""", line=8, message='array index on dim 0',
+                jax_error='output PartitionSpec for the gather'),
     ]
 
     def check(self, ctx):
@@ -178,6 +241,11 @@ def message(f: ShardedAxisConflict) -> str:
     jax = f'JAX raises ShardingTypeError ("{_JAX_SAYS[f.check].format(primitive=f.primitive)}")'
     arr, d, axes = str(f.array), f.dim, format_entry(f.axes)
     unsharded = format_spec(tuple(() if i == d else a for i, a in enumerate(f.array.dims or ())))
+    if f.index == "sharded-index":
+        return (f"the index array {arr} is sharded over {axes} (dim {d}), which makes this "
+                f"indexing a gather whose output sharding JAX cannot resolve in explicit mode. "
+                f"{jax}. Fix: `reshard` the index to `P()` first, or give the output sharding "
+                f"with `x.at[ids].get(out_sharding=P(...))`.")
     if f.index is not None and f.check == "gather":
         return (f"indexing {arr} with {_INDEX[f.index]} on dim {d}, which is sharded over "
                 f"{axes}, is a gather JAX cannot shard in explicit mode. {jax}. Fix: `reshard` "
