@@ -68,6 +68,51 @@ def last_dim_spec(x):
 
 x = jnp.zeros((6, 8))
 y = jax.device_put(x, NamedSharding(mesh, last_dim_spec(x)))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+split = jax.jit(lambda x: x.reshape(6, 16), out_shardings=NamedSharding(mesh, P("data", None)))
+y = split(jnp.ones((96,)))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+@jax.jit
+def init():
+    return jnp.zeros((6, 16))
+
+
+init_sharded = jax.jit(init, out_shardings=NamedSharding(mesh, P("data", None)))
+state = init_sharded()
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+VOCAB = 50304
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    embed = jax.device_put(jnp.zeros((VOCAB, 64)), P("model", None))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+
+
+def per_shard_loss(b):
+    return (b ** 2).sum(keepdims=True)
+
+
+def loss(batch):
+    return jax.shard_map(per_shard_loss, mesh=mesh, in_specs=P("model"), out_specs=P("model"))(batch)
+
+
+total = loss(jnp.ones((8, 16))).sum()
 """)]
     INVALID = [
         Invalid("""import jax
@@ -130,6 +175,59 @@ x = jnp.zeros((8, 6))
 y = jax.device_put(x, NamedSharding(mesh, last_dim_spec(x)))
 """, line=9, message='6 is not divisible by 4',
                 jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+split = jax.jit(lambda x: x.reshape(6, 16), out_shardings=NamedSharding(mesh, P("model", None)))
+y = split(jnp.ones((96,)))
+""", line=6, message='6 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+@jax.jit
+def init():
+    return jnp.zeros((6, 16))
+
+
+init_sharded = jax.jit(init, out_shardings=NamedSharding(mesh, P("model", None)))
+state = init_sharded()
+""", line=13, message='6 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+VOCAB = 50257
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    embed = jax.device_put(jnp.zeros((VOCAB, 64)), P("model", None))
+""", line=8, message='50257 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+
+
+def per_shard_loss(b):
+    return (b ** 2).sum(keepdims=True)
+
+
+def loss(batch):
+    return jax.shard_map(per_shard_loss, mesh=mesh, in_specs=P("model"), out_specs=P("model"))(batch)
+
+
+total = loss(jnp.ones((6, 16))).sum()
+""", line=13, message='6 is not divisible by 4',
+                jax_error='evenly divisible'),
     ]
 
     def check(self, ctx):
