@@ -61,8 +61,9 @@ def call_grad(it: "Interpreter", g: GradVal, c: ApiCall) -> Value:
     pos, kws, ctx = tuple(c.args.pos), c.args.kw_values(), c.ctx.traced()
     it.note_call(g.func, ctx, pos)
     argnums = 0 if g.argnums is None else _argnums(g.argnums.value)
-    aux = g.has_aux is not None and not (isinstance(g.has_aux.value, Const) and g.has_aux.value.value is False)
-    if aux and not (isinstance(g.has_aux.value, Const) and g.has_aux.value.value is True):
+    has_aux = g.has_aux.value if g.has_aux is not None else Const(False)
+    aux = not (isinstance(has_aux, Const) and has_aux.value is False)
+    if aux and not (isinstance(has_aux, Const) and has_aux.value is True):
         return UNKNOWN  # has_aux given, but not a constant
     nums = argnums if isinstance(argnums, tuple) else (argnums,)
     if argnums is None or any(n is None or not 0 <= n < len(pos) for n in nums):

@@ -65,8 +65,9 @@ def index(x: ArrayVal, items: Sequence[Item], traced: bool = False,
         return unknown_like([x])
     for it in expanded:
         _sharded_index(it)
-    if expanded and _array_index(expanded[0]) is not None and all(it == FULL for it in expanded[1:]):
-        return _gather_leading(x, _array_index(expanded[0]))
+    ids = _array_index(expanded[0]) if expanded else None
+    if ids is not None and all(it == FULL for it in expanded[1:]):
+        return _gather_leading(x, ids)
     shape = list(x.shape or (None,) * n)
     dims = x.dims
     out_shape: List[Optional[int]] = []
