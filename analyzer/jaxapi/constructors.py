@@ -189,6 +189,12 @@ def as_array(it: "Interpreter", c: ApiCall) -> Value:
     dt_arg = kw["dtype"].value if "dtype" in kw else (pos[1] if len(pos) > 1 else None)
     dt = ops.dtype_of(dt_arg) if dt_arg is not None else None
     to_numpy = c.name.startswith("numpy.")
+    dev = kw.get("device")
+    if not to_numpy and dev is not None and not (isinstance(dev.value, Const) and dev.value.value is None):
+        # JAX 0.10.2 places it through with_sharding_constraint, which rejects Explicit
+        # axes with no mesh set: where it lands is not modelled
+        it.pass_functions(c.args.args, c.ctx)
+        return UNKNOWN
     if isinstance(x, ArrayVal):
         if to_numpy:
             return ArrayVal(x.shape, node=e, dtype=dt or x.dtype, numpy=True)
