@@ -27,7 +27,9 @@ def made(dtype):
         zm = jnp.zeros((8, 16), device=s)
         rm = jnp.arange(8, device=rows)
         plain = jnp.zeros((8, 16))
-    return z, o, f, e, r, r3, rf, ri, told, told_full, zl, ol, zm, rm, plain, one
+        listed = jnp.array([1, 2, 3, 4, 5, 6, 7, 8], device=rows)  # unknown
+        converted = jnp.asarray(ri, device=rows)  # unknown
+    return z, o, f, e, r, r3, rf, ri, told, told_full, zl, ol, zm, rm, plain, one, listed, converted
 
 
 def loose(dtype):
