@@ -37,6 +37,7 @@ class InterpreterBase:
     returns: Optional[List[Tuple[cst.CSTNode, Value]]]
     helper_depth: int
     loop_rerun_depth: int
+    loop_unroll_depth: int
     raises_blocks: List[cst.With]
     func_stack: List[FuncInfo]
     ret_cache: Dict[Any, Value]

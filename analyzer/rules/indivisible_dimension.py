@@ -113,6 +113,22 @@ def loss(batch):
 
 
 total = loss(jnp.ones((8, 16))).sum()
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"embed": P("model", None), "proj": P(None, "model")}
+
+
+def place(params):
+    out = {}
+    for name, value in params.items():
+        out[name] = jax.device_put(value, NamedSharding(mesh, SPECS[name]))
+    return out
+
+
+placed = place({"embed": jnp.zeros((52, 16)), "proj": jnp.zeros((16, 8))})
 """)]
     INVALID = [
         Invalid("""import jax
@@ -228,6 +244,24 @@ def loss(batch):
 total = loss(jnp.ones((6, 16))).sum()
 """, line=13, message='6 is not divisible by 4',
                 jax_error='evenly divisible'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"embed": P("model", None), "proj": P(None, "model")}
+
+
+def place(params):
+    out = {}
+    for name, value in params.items():
+        out[name] = jax.device_put(value, NamedSharding(mesh, SPECS[name]))
+    return out
+
+
+placed = place({"embed": jnp.zeros((50, 16)), "proj": jnp.zeros((16, 8))})
+""", line=6, message='50 is not divisible by 4',
+                jax_error='evenly divide'),
     ]
 
     def check(self, ctx):
