@@ -108,6 +108,16 @@ class SpecVal(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class SpecChoice(Value):
+    """An entry of a table of specs (``SPECS[name]``, ``LAYOUT[i]``) picked by a key the
+    analyzer cannot resolve: any of ``options`` may be used. Not a spec (what a spec means
+    stays unknown); the mesh checks run on every option, reported at the option."""
+
+    options: Tuple[SpecVal, ...]
+    node: Optional[cst.CSTNode] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, eq=False)
 class ShardingVal(Value):
     """``NamedSharding(mesh, spec)``."""
 

@@ -77,3 +77,18 @@ def test_the_harness_records_what_jax_says(tmp_path):
     assert error is None
     assert runtime == {(6, 5, "a"): {"float32[8@x,4]"}, (7, 5, "c"): {"float32[4]"}}
     assert _static(prog) == {(6, 5, "a"): "float32[8@x,4]", (7, 5, "c"): "float32[4]"}
+
+
+def test_an_unresolved_dtype_stays_unknown():
+    # JAX gives whatever the caller passes; the analyzer must not print float32 as known
+    src = ("import jax\nimport jax.numpy as jnp\n\n\ndef make(dtype, n):\n"
+           "    z = jnp.zeros((4, 8), dtype=dtype)\n"
+           "    k = jax.random.normal(jax.random.key(0), (4, 8), dtype=dtype)\n"
+           "    r = jnp.arange(0, 8, 1, dtype)\n"
+           "    i = jnp.arange(8)\n"
+           "    return z, k, r, i\n")
+    got = {t.name: (t.type, t.partial) for t in infer_types(src, "make.py")}
+    assert got["z"] == (None, "?[4,8]")
+    assert got["k"] == (None, "?[4,8]")
+    assert got["r"] == (None, "?[8]")
+    assert got["i"] == ("int32[8]", "int32[8]")

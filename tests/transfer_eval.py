@@ -138,7 +138,7 @@ class StaticEval:
             elif isinstance(it, ast.Constant) or isinstance(it, ast.UnaryOp):
                 out.append(("int", self.ev(it).value))  # type: ignore[attr-defined]
             else:
-                out.append(("array",))
+                out.append(("array", self.ev(it)))
         return out
 
     def call(self, e: ast.Call) -> Value:

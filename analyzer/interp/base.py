@@ -37,6 +37,7 @@ class InterpreterBase:
     returns: Optional[List[Tuple[cst.CSTNode, Value]]]
     helper_depth: int
     loop_rerun_depth: int
+    loop_unroll_depth: int
     raises_blocks: List[cst.With]
     func_stack: List[FuncInfo]
     ret_cache: Dict[Any, Value]
@@ -89,7 +90,8 @@ class InterpreterBase:
                        bound: Optional[frozenset] = None, opaque: bool = True) -> None:
         raise NotImplementedError
 
-    def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict, ctx: MeshCtx) -> Value:
+    def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict, ctx: MeshCtx,
+                    record: bool = False) -> Value:
         raise NotImplementedError
 
     def bind_params(self, node: cst.CSTNode, env: Env, ctx: MeshCtx,

@@ -11,8 +11,8 @@ import libcst as cst
 from ..events import UNKNOWN_CTX, MeshCtx
 from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
-from ..values import (UNKNOWN, Const, FuncVal, JitVal, MeshVal, PartialVal, QualName,
-                      ShardMapVal, Value, join)
+from ..values import (UNKNOWN, Const, DictVal, FuncVal, JitVal, MeshVal, PartialVal, QualName,
+                      ShardMapVal, TupleVal, Value, join)
 from .base import InterpreterBase
 from .state import Arg, CallArgs, Env, GradVal
 
@@ -34,6 +34,8 @@ class CallsMixin(InterpreterBase):
                 name = self.profile.canonical(f"{base.name}.{meth}")
                 get_hook("reference")(self, name, func, "call")
                 return self.call_value(QualName(name), e, args, env, ctx)
+            if isinstance(base, DictVal) and meth in ("items", "keys", "values") and not e.args:
+                return _dict_view(base, meth)
             handler = method_handler(base)
             if handler is not None:
                 out = handler(self, base, ApiCall(meth, e, CallArgs(args), env, ctx))
@@ -120,8 +122,10 @@ class CallsMixin(InterpreterBase):
                 self.note_call(v, c, ())
 
     def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict,
-                    ctx: MeshCtx) -> Value:
-        """The value a small helper returns for these arguments (no events recorded)."""
+                    ctx: MeshCtx, record: bool = False) -> Value:
+        """The value a small helper returns for these arguments (no events recorded,
+        unless ``record``: the helper then runs as if written at the call, e.g. the
+        function ``jax.tree.map`` applies to each leaf)."""
         node = fv.node
         if self.helper_depth >= _MAX_HELPER_DEPTH:
             return UNKNOWN
@@ -131,11 +135,11 @@ class CallsMixin(InterpreterBase):
                     isinstance(s, (cst.For, cst.While, cst.Try)) for s in body):
                 return UNKNOWN
         key = (node, tuple(id(a) for a in args), tuple(sorted(kwargs)))
-        if not args and not kwargs and key in self.ret_cache:
+        if not args and not kwargs and key in self.ret_cache and not record:
             return self.ret_cache[key]
         saved = (self.cur, self.returns, self.caller)
         returns: list = []
-        self.cur, self.returns = None, returns
+        self.cur, self.returns = (self.cur if record else None), returns
         self.helper_depth += 1
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
@@ -187,3 +191,15 @@ class CallsMixin(InterpreterBase):
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 env.vars[p.name.value] = UNKNOWN
+
+
+def _dict_view(d: DictVal, meth: str) -> Value:
+    """``d.items()``/``keys()``/``values()`` of a dict the source wrote out, as tuples (an
+    empty one may be filled later by ``d[k] = v``, which the interpreter does not follow)."""
+    if not d.items:
+        return UNKNOWN
+    if meth == "keys":
+        return TupleVal(tuple(Const(k) for k, _ in d.items))
+    if meth == "values":
+        return TupleVal(tuple(v for _, v in d.items))
+    return TupleVal(tuple(TupleVal((Const(k), v)) for k, v in d.items))

@@ -4,7 +4,7 @@ attributes and subscripts. Arrays, meshes and other JAX values get their meaning
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
@@ -12,7 +12,7 @@ from .. import transfer as tr
 from ..events import MeshCtx
 from ..jaxapi.registry import attribute_handler, get_hook
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
-                      TupleVal, Value, const_int, const_str, join)
+                      SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join)
 from .base import InterpreterBase
 from .state import Env
 
@@ -129,8 +129,8 @@ class ExpressionsMixin(InterpreterBase):
     def comprehension(self, e: Any, env: Env, ctx: MeshCtx) -> Value:
         """A list comprehension or generator over few known items is unrolled; any other
         comprehension is walked once with unknown loop variables."""
-        if isinstance(e, (cst.ListComp, cst.GeneratorExp)) and e.for_in.inner_for_in is None \
-                and not e.for_in.ifs and not e.for_in.asynchronous:
+        if isinstance(e, (cst.ListComp, cst.GeneratorExp, cst.DictComp)) \
+                and e.for_in.inner_for_in is None and not e.for_in.ifs and not e.for_in.asynchronous:
             items = self.iter_items(self.ev(e.for_in.iter, env, ctx))
             rng = e.for_in.iter
             if (items is None and isinstance(rng, cst.Call) and isinstance(rng.func, cst.Name)
@@ -139,12 +139,7 @@ class ExpressionsMixin(InterpreterBase):
                 n = const_int(self.ev(rng.args[0].value, env, ctx))
                 items = [Const(i) for i in range(n)] if n is not None and 0 <= n <= _MAX_UNROLL else None
             if items is not None:
-                out = []
-                for item in items:
-                    cenv = Env(parent=env)
-                    self.assign(e.for_in.target, item, cenv, ctx, record=False)
-                    out.append(self.ev(e.elt, cenv, ctx))
-                return TupleVal(tuple(out), is_list=isinstance(e, cst.ListComp))
+                return self._unrolled(e, items, env, ctx)
         cenv = Env(parent=env)
         f = e.for_in
         while f is not None:
@@ -157,6 +152,25 @@ class ExpressionsMixin(InterpreterBase):
         else:
             self.ev(e.elt, cenv, ctx)
         return UNKNOWN
+
+    def _unrolled(self, e: Any, items: List[Value], env: Env, ctx: MeshCtx) -> Value:
+        """The comprehension ``e`` evaluated once per known item."""
+        out: List[Value] = []
+        pairs: List[Tuple[Any, Value]] = []
+        for item in items:
+            cenv = Env(parent=env)
+            self.assign(e.for_in.target, item, cenv, ctx, record=False)
+            if isinstance(e, cst.DictComp):
+                key = self.ev(e.key, cenv, ctx)
+                value = self.ev(e.value, cenv, ctx)
+                if not isinstance(key, Const):
+                    return UNKNOWN
+                pairs.append((key.value, value))
+            else:
+                out.append(self.ev(e.elt, cenv, ctx))
+        if isinstance(e, cst.DictComp):
+            return DictVal(tuple(pairs))
+        return TupleVal(tuple(out), is_list=isinstance(e, cst.ListComp))
 
     def comparison(self, e: cst.Comparison, env: Env, ctx: MeshCtx) -> Value:
         if len(e.comparisons) == 1 and not isinstance(
@@ -213,7 +227,7 @@ class ExpressionsMixin(InterpreterBase):
             return base.items[i] if -len(base.items) <= i < len(base.items) else UNKNOWN
         if isinstance(base, DictVal) and isinstance(idx, Const):
             return base.get(idx.value)
-        return UNKNOWN
+        return _spec_choice(base, idx, e)
 
     def binop(self, op: str, a: Value, b: Value, node: cst.CSTNode,
               ctx: MeshCtx) -> Value:
@@ -232,6 +246,8 @@ class ExpressionsMixin(InterpreterBase):
         """The items a loop over ``v`` sees, when few and known."""
         if isinstance(v, TupleVal) and len(v.items) <= _MAX_UNROLL:
             return list(v.items)
+        if isinstance(v, DictVal) and 0 < len(v.items) <= _MAX_UNROLL:
+            return [Const(k) for k, _ in v.items]  # an empty dict may be filled later
         if isinstance(v, ArrayVal) and v.shape and v.shape[0] is not None \
                 and 0 < v.shape[0] <= _MAX_UNROLL and not v.numpy:
             out: List[Value] = []
@@ -242,6 +258,16 @@ class ExpressionsMixin(InterpreterBase):
                     return None
             return out
         return None
+
+
+def _spec_choice(table: Value, key: Value, node: cst.CSTNode) -> Value:
+    """A table of specs subscripted by a key nobody knows: any entry may be used."""
+    entries = ([v for _, v in table.items] if isinstance(table, DictVal) else
+               list(table.items) if isinstance(table, TupleVal) and const_int(key) is None
+               else [])
+    if len(entries) >= 2 and all(isinstance(v, SpecVal) for v in entries):
+        return SpecChoice(tuple(entries), node)  # type: ignore[arg-type]  # all SpecVal
+    return UNKNOWN
 
 
 def _fold(op: str, x: Any, y: Any) -> Value:

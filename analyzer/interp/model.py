@@ -60,6 +60,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.returns: Optional[List[Tuple[cst.CSTNode, Value]]] = None
         self.helper_depth = 0
         self.loop_rerun_depth = 0
+        self.loop_unroll_depth = 0
         self.raises_blocks: List[cst.With] = []
         self.func_stack: List[FuncInfo] = []
         self.ret_cache: Dict[Any, Value] = {}

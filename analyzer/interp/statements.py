@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 import libcst as cst
+import libcst.matchers as m
 
 from ..events import MeshCtx, TypeRecord
 from ..jaxapi.registry import get_hook
@@ -17,6 +18,7 @@ from .state import Env
 _RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesWithLiteralMatch",
            "assertWarns", "assertWarnsRegex", "assertRaisesRegexp")
 _LOOP_RERUNS = 2
+_LOOP_UNROLL = 8  # a for loop over at most this many known items runs once per item
 
 
 class StatementsMixin(InterpreterBase):
@@ -62,7 +64,9 @@ class StatementsMixin(InterpreterBase):
 
     def exec_loop(self, stmt: Union[cst.For, cst.While], env: Env,
                   ctx: MeshCtx) -> None:
-        self.ev(stmt.iter if isinstance(stmt, cst.For) else stmt.test, env, ctx)
+        over = self.ev(stmt.iter if isinstance(stmt, cst.For) else stmt.test, env, ctx)
+        if isinstance(stmt, cst.For) and self._unrolled_loop(stmt, over, env, ctx):
+            return
         before = env.copy()
         branch = env.copy()
         if isinstance(stmt, cst.For):
@@ -88,6 +92,26 @@ class StatementsMixin(InterpreterBase):
             self.exec_block(stmt.orelse.body, other, ctx)
             branches.append(other)
         env.merge_from(*branches)
+
+    def _unrolled_loop(self, stmt: cst.For, over: Value, env: Env, ctx: MeshCtx) -> bool:
+        """``for name, value in params.items():`` over a few known items, outermost loop
+        only, with no ``break``/``continue``/``return``/``else``: the body runs once per
+        item, so each entry of a spec table meets its own array."""
+        if self.loop_unroll_depth or stmt.orelse is not None or _jumps(stmt.body):
+            return False
+        items = self.iter_items(over)
+        if items is None or not 0 < len(items) <= _LOOP_UNROLL:
+            return False
+        branch = env.copy()
+        self.loop_unroll_depth += 1
+        try:
+            for item in items:
+                self.assign(stmt.target, item, branch, ctx)
+                self.exec_block(stmt.body, branch, ctx)
+        finally:
+            self.loop_unroll_depth -= 1
+        env.merge_from(branch)
+        return True
 
     def exec_try(self, stmt: Union[cst.Try, cst.TryStar], env: Env,
                  ctx: MeshCtx) -> None:
@@ -235,6 +259,11 @@ class StatementsMixin(InterpreterBase):
                 self.assign(e.value, items[i] if items is not None else UNKNOWN, env, ctx, record)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
             self.ev(target.value, env, ctx)
+
+
+def _jumps(body: cst.CSTNode) -> bool:
+    """Whether a loop body may leave an iteration early (break, continue, return, yield)."""
+    return bool(m.findall(body, m.Break() | m.Continue() | m.Return() | m.Yield()))
 
 
 def _is_raises(expr: cst.BaseExpression) -> bool:

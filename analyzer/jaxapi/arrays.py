@@ -153,20 +153,23 @@ def index(it: "Interpreter", base: ArrayVal, e: cst.Subscript, env: Env, ctx: Me
         elif const_int(v) is not None:
             items.append(("int", const_int(v)))
         elif isinstance(v, ArrayVal) and v.dtype != "bool" and tr.rank(v) is not None:
-            items.append(("array",))
+            items.append(("array", v))
         else:
             items.append(None)
     vary = union_varying(parts)
     fallback = ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
-    res = it.infer(e, _index_at, base, items, e, fallback=fallback)
+    # traced code slices where eager code gathers; where nobody knows (a function not
+    # provably eager) the traced rule flags only what both modes reject
+    res = it.infer(e, _index_at, base, items, e, not ctx.eager, it.sizes(ctx, base),
+                   fallback=fallback)
     if isinstance(res, ArrayVal) and res.varying != vary:
         res = replace(res, varying=vary)
     return res
 
 
-def _index_at(x: ArrayVal, items: List[Any], node: cst.CSTNode) -> ArrayVal:
-    # indexing as it runs eagerly: the interpreter does not yet tell traced code apart
-    return replace(tr.indexing.index(x, items), node=node)
+def _index_at(x: ArrayVal, items: List[Any], node: cst.CSTNode, traced: bool,
+              sizes: tr.Sizes) -> ArrayVal:
+    return replace(tr.indexing.index(x, items, traced, sizes), node=node)
 
 
 # -- attributes and methods -------------------------------------------------------------------

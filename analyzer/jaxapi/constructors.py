@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Optional, Tuple
 from . import names as api
 from .. import ops
 from .. import transfer as tr
-from ..values import (UNKNOWN, ArrayVal, Const, QualName, TupleVal, Unknown, Value,
-                      const_int, int_tuple, union_varying)
+from ..events import SpecUse
+from ..values import (UNKNOWN, ArrayVal, Const, QualName, ShardingVal, TupleVal, Unknown,
+                      Value, const_int, int_tuple, union_varying)
 from .placement import check_out_sharding
 from .registry import ApiCall, method_of, models, models_prefix
-from .specs import out_sharding_fn
+from .specs import out_sharding_fn, spec_and_mesh, spec_dims
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter
@@ -32,7 +33,7 @@ _GENERATOR_SAMPLERS = ("normal", "uniform", "standard_normal", "random", "intege
 def constructor(it: "Interpreter", c: ApiCall) -> Value:
     shape = int_tuple(c.args.get(api.ARRAY_CONSTRUCTORS[c.name], "shape"))
     check_out_sharding(it, c, shape)
-    return constructed(it, c, shape)
+    return on_device(it, c, constructed(it, c, shape), traced_keeps=False)
 
 
 @models(*api.ARANGES)
@@ -47,15 +48,54 @@ def arange(it: "Interpreter", c: ApiCall) -> Value:
             n = max(0, math.ceil((stop - start) / step))  # type: ignore[operator]  # None excluded
     shape = (n,) if n is not None else None
     check_out_sharding(it, c, shape)
-    has_dtype = "dtype" in c.args.kw
-    dt = ops.dtype_of(c.args.kw["dtype"].value) if has_dtype else (
+    has_dtype = c.args.given(3, "dtype")
+    dt = ops.dtype_of(c.args.get(3, "dtype")) if has_dtype else (
         None if None in nums or not nums else
         "float32" if any(isinstance(x, float) for x in nums) else "int32")
     if c.name.startswith("numpy."):
         return ArrayVal(shape, node=c.node, numpy=True,
                         dtype=dt if has_dtype else _NUMPY_DEFAULT.get(dt or "", dt))
     dtype_v = QualName(f"jax.numpy.{dt}") if dt else UNKNOWN
-    return constructed(it, c, shape, dtype=dtype_v, default=dt, placed=False)
+    return on_device(it, c, constructed(it, c, shape, dtype=dtype_v, default=dt, placed=False),
+                     traced_keeps=True)
+
+
+@models("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like",
+        "jax.numpy.full_like")
+def like(it: "Interpreter", c: ApiCall) -> Value:
+    """``jnp.zeros_like(x, device=s)``: the op rule's type of ``x``, then placed."""
+    it.pass_functions(c.args.args, c.ctx)
+    if c.args.starred:
+        return UNKNOWN
+    kw = {k: v for k, v in c.args.kw_values().items() if k != "device"}
+    x = c.args.pos[0] if c.args.pos else None
+    res = it.infer(c.node, ops.call_op, c.name, c.args.pos, kw, c.node, it.sizes(c.ctx, x),
+                   out_sharding_fn(c.ctx))
+    return on_device(it, c, res, traced_keeps=False)
+
+
+def on_device(it: "Interpreter", c: ApiCall, v: Value, traced_keeps: bool) -> Value:
+    """``v`` made with ``device=`` (JAX 0.10.2, tests/inference/constructors.py): run
+    eagerly the array is put there, and a weak type becomes strong; traced, arange keeps
+    the sharding while zeros/ones/full/empty and the ``*_like`` ignore it. Where the code
+    may run either way, what differs is unknown."""
+    arg = c.args.kw.get("device")
+    if arg is None or not isinstance(v, ArrayVal) or v.numpy \
+            or (isinstance(arg.value, Const) and arg.value.value is None):
+        return v
+    if not (c.ctx.eager or traced_keeps):
+        return replace(v, dims=None, mesh=None, weak=None if v.weak is not False else False)
+    target = arg.value
+    if not isinstance(target, ShardingVal):  # a Device, or a sharding it cannot see
+        return replace(v, dims=None, mesh=None, weak=False if c.ctx.eager else v.weak)
+    spec, mesh = spec_and_mesh(target, c.ctx)
+    if spec is not None and v.shape is not None:  # checked against the shape, as device_put
+        it.record("spec_uses", SpecUse(spec, spec.node or arg.node or c.node,
+                                       f"{c.short}(device=)", mesh, v.shape))
+    dims = spec_dims(spec, mesh, tr.rank(v), c.ctx)
+    if c.ctx.eager:  # committed there, as by device_put
+        return replace(v, dims=dims, mesh=mesh, spec=spec, weak=False)
+    return replace(v, dims=dims, mesh=mesh)
 
 
 def constructed(it: "Interpreter", c: ApiCall, shape: Optional[tuple],
@@ -69,16 +109,15 @@ def constructed(it: "Interpreter", c: ApiCall, shape: Optional[tuple],
     weak: Optional[bool] = False
     if c.name.startswith("jax.random."):
         i, dt = _RANDOM_DTYPES.get(short, (None, None))
-        if i is not None:
-            v = c.args.get(i, "dtype")
-            if v is not UNKNOWN:
-                dt = ops.dtype_of(v)
+        if i is not None and c.args.given(i, "dtype"):
+            dt = ops.dtype_of(c.args.get(i, "dtype"))  # None: told, but not resolved
     elif dtype is not None:
         dt = ops.dtype_of(dtype) if dtype is not UNKNOWN else default
     else:
-        v = c.args.get(2 if short == "full" else 1, "dtype")
-        if v is not UNKNOWN and not (isinstance(v, Const) and v.value is None):
-            dt = ops.dtype_of(v)
+        i = 2 if short == "full" else 1
+        v = c.args.get(i, "dtype")
+        if c.args.given(i, "dtype") and not (isinstance(v, Const) and v.value is None):
+            dt = ops.dtype_of(v)  # None: told, but not resolved
         elif short == "full":
             fill = c.args.get(1, "fill_value")
             sd = tr.scalar_dtype(fill)
@@ -163,6 +202,12 @@ def as_array(it: "Interpreter", c: ApiCall) -> Value:
     dt_arg = kw["dtype"].value if "dtype" in kw else (pos[1] if len(pos) > 1 else None)
     dt = ops.dtype_of(dt_arg) if dt_arg is not None else None
     to_numpy = c.name.startswith("numpy.")
+    dev = kw.get("device")
+    if not to_numpy and dev is not None and not (isinstance(dev.value, Const) and dev.value.value is None):
+        # JAX 0.10.2 places it through with_sharding_constraint, which rejects Explicit
+        # axes with no mesh set: where it lands is not modelled
+        it.pass_functions(c.args.args, c.ctx)
+        return UNKNOWN
     if isinstance(x, ArrayVal):
         if to_numpy:
             return ArrayVal(x.shape, node=e, dtype=dt or x.dtype, numpy=True)

@@ -69,10 +69,14 @@ def call_jitted(it: "Interpreter", callee: Value, c: ApiCall) -> Value:
         return call_shard_map(it, callee.func, body, pos, c.node)
     if isinstance(callee.func, GradVal):
         return call_grad(it, callee.func, ApiCall(c.name, c.node, c.args, c.env, body))
-    it.note_call(callee.func, body, pos)
-    if isinstance(callee.func, FuncVal):
-        out = it.eval_return(callee.func, pos, args.kw_values(), body)
-        _check_out_shardings(it, callee, out, c.ctx)
+    func = callee.func
+    if isinstance(func, JitVal) and not _given(func.option("in_shardings")) \
+            and not _given(func.option("out_shardings")):
+        func = func.func  # jax.jit(f, out_shardings=...) of a @jax.jit function: f's trace
+    it.note_call(func, body, pos)
+    if isinstance(func, FuncVal):
+        out = it.eval_return(func, pos, args.kw_values(), body)
+        _check_out_shardings(it, callee, out, c.ctx, func)
         return _placed_outputs(callee, out, c.ctx)
     return UNKNOWN
 
@@ -339,13 +343,15 @@ def _same_mesh(a: MeshVal, b: MeshVal) -> Optional[bool]:
 
 
 # -- out_shardings against the outputs ---------------------------------------------------------
-def _check_out_shardings(it: "Interpreter", jv: JitVal, out: Value, ctx: MeshCtx) -> None:
+def _check_out_shardings(it: "Interpreter", jv: JitVal, out: Value, ctx: MeshCtx,
+                         func: Value) -> None:
+    """``func``: the traced function (``jv.func``, or the function a jitted one wraps)."""
     opt = jv.option("out_shardings")
-    if not _given(opt) or it.cur is None or not isinstance(jv.func, FuncVal):
+    if not _given(opt) or it.cur is None or not isinstance(func, FuncVal):
         return
     assert opt is not None
     shardings, node = opt
-    exprs = _returned(jv.func)
+    exprs = _returned(func)
     shapes = {_literal_shape(e) for e in exprs}
     written = shapes.pop() if len(shapes) == 1 else None
     lits = literals_of(it.module)

@@ -13,7 +13,8 @@ from . import names as api
 from .. import transfer as tr
 from ..events import AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
 from ..facts import ConstraintAxisNotAuto, ConstraintConflict, MeshConflict
-from ..values import UNKNOWN, ArrayVal, DictVal, MeshVal, ShardingVal, SpecVal, TupleVal, Value
+from ..values import (UNKNOWN, ArrayVal, DictVal, MeshVal, ShardingVal, SpecChoice, SpecVal,
+                      TupleVal, Value)
 from .mesh import meshes_differ
 from .registry import ApiCall, models
 from .specs import spec_and_mesh, spec_dims
@@ -128,6 +129,10 @@ def _place_leaf(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value
             it.record("axis_typed", AxisTypedUse(target.node or e, what, target, mesh,
                                                  ctx.manual_axes))
         return ArrayVal(shape, mesh, target, e)
+    if isinstance(target, SpecChoice):  # any entry of a spec table: each on the context mesh
+        for s in target.options:
+            it.record("spec_uses", SpecUse(s, s.node or e, what, it.context_mesh(ctx),
+                                           from_context=True, manual_axes=ctx.manual_axes))
     if isinstance(target, ShardingVal) and isinstance(target.spec, SpecVal):
         mesh = target.mesh if isinstance(target.mesh, MeshVal) else None
         if shape is not None:

@@ -8,8 +8,8 @@ from sharding_types import AxisType
 
 from . import names as api
 from ..events import MeshCtx, SpecUse
-from ..values import (UNKNOWN, Const, DictVal, MeshVal, QualName, ShardingVal, SpecVal,
-                      TupleVal, Value, const_str, str_tuple)
+from ..values import (UNKNOWN, Const, DictVal, MeshVal, QualName, ShardingVal, SpecChoice,
+                      SpecVal, TupleVal, Value, const_str, str_tuple)
 from .registry import ApiCall, models, models_prefix
 
 if TYPE_CHECKING:
@@ -51,9 +51,10 @@ def partition_spec(it: "Interpreter", c: ApiCall) -> Value:
 def named_sharding(it: "Interpreter", c: ApiCall) -> Value:
     mesh = c.args.get(0, "mesh")
     spec = c.args.get(1, "spec")
-    if isinstance(spec, SpecVal):
-        it.record("spec_uses", SpecUse(spec, spec.node or c.node, "NamedSharding",
-                                       mesh if isinstance(mesh, MeshVal) else None))
+    for s in spec.options if isinstance(spec, SpecChoice) else [spec]:
+        if isinstance(s, SpecVal):
+            it.record("spec_uses", SpecUse(s, s.node or c.node, "NamedSharding",
+                                           mesh if isinstance(mesh, MeshVal) else None))
     return ShardingVal(mesh, spec, c.node)
 
 

@@ -6,7 +6,7 @@ decorators."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 import libcst as cst
 
@@ -57,21 +57,39 @@ def call_grad_value(it: "Interpreter", callee: Value, c: ApiCall) -> Value:
 
 def call_grad(it: "Interpreter", g: GradVal, c: ApiCall) -> Value:
     """Calling ``grad(f)``: f runs on the arguments; each gradient has the type of its
-    primal (JAX 0.10.2 gives cotangents their primal's sharding)."""
+    primal (JAX 0.10.2 gives cotangents their primal's sharding). ``argnums`` may be a
+    tuple (a tuple of gradients); with ``has_aux`` f returns ``(output, aux)``, and grad
+    gives ``(grads, aux)``, value_and_grad ``((output, aux), grads)``."""
     pos, kws, ctx = tuple(c.args.pos), c.args.kw_values(), c.ctx.traced()
     it.note_call(g.func, ctx, pos)
-    argnums = 0 if g.argnums is None else const_int(g.argnums.value)
-    aux = g.has_aux is not None and not (isinstance(g.has_aux.value, Const) and g.has_aux.value.value is False)
-    if argnums is None or argnums >= len(pos) or aux:
+    argnums = 0 if g.argnums is None else _argnums(g.argnums.value)
+    has_aux = g.has_aux.value if g.has_aux is not None else Const(False)
+    aux = not (isinstance(has_aux, Const) and has_aux.value is False)
+    if aux and not (isinstance(has_aux, Const) and has_aux.value is True):
+        return UNKNOWN  # has_aux given, but not a constant
+    nums = argnums if isinstance(argnums, tuple) else (argnums,)
+    if argnums is None or any(n is None or not 0 <= n < len(pos) for n in nums):
         return UNKNOWN
-    grads = _grad_like(pos[argnums])
+    grads = (TupleVal(tuple(_grad_like(pos[n]) for n in nums)) if isinstance(argnums, tuple)
+             else _grad_like(pos[argnums]))
     for _, leaf in leaves(grads):
         if isinstance(leaf, ArrayVal) and leaf.varying is not None:
             note(leaf, Origin("gradient", c.node, c.ctx.manual_axes - leaf.varying))
-    if not g.with_value:
+    if not g.with_value and not aux:
         return grads
     value = it.eval_return(g.func, pos, kws, ctx) if isinstance(g.func, FuncVal) else UNKNOWN
-    return TupleVal((value, grads))
+    if not aux:
+        return TupleVal((value, grads))
+    out = value if isinstance(value, TupleVal) and len(value.items) == 2 else \
+        TupleVal((UNKNOWN, UNKNOWN))
+    return TupleVal((out, grads)) if g.with_value else TupleVal((grads, out.items[1]))
+
+
+def _argnums(v: Value) -> Any:
+    """``argnums=``: an int, a tuple of ints (None where not constant), or None."""
+    if isinstance(v, TupleVal):
+        return tuple(const_int(i) for i in v.items)
+    return const_int(v)
 
 
 def _grad_like(v: Value) -> Value:
@@ -113,8 +131,11 @@ def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx) -> 
             return None
         res = [_tree_map(it, f, [t.items[i] for t in trees], ctx) for i in range(n)]  # type: ignore[attr-defined]  # all TupleVal
         return TupleVal(tuple(v if v is not None else UNKNOWN for v in res), first.is_list)
-    if isinstance(f, FuncVal) and all(isinstance(t, ArrayVal) for t in trees):
-        return it.eval_return(f, tuple(trees), {}, ctx)
+    if isinstance(f, FuncVal) and isinstance(first, ArrayVal) \
+            and not any(isinstance(t, (DictVal, TupleVal)) for t in trees):
+        # each leaf's call is checked (a spec tree placing a parameter tree), as if
+        # written out: the function's own analysis sees only the leaves' join
+        return it.eval_return(f, tuple(trees), {}, ctx, record=True)
     return UNKNOWN
 
 

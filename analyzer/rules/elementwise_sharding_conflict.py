@@ -48,6 +48,23 @@ class ElementwiseShardingConflict(ShardRule):
     r = jnp.ones((8, 16))
     c = a + b + r
     d = a * jax.device_put(jnp.ones((1, 16)), P(None, "y"))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+def loss_fn(w, x):
+    logits = x @ w
+    return (logits ** 2).mean(), logits
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    w = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    labels = jax.device_put(jnp.ones((8, 8)), P("x", None))
+    (loss, logits), grads = jax.value_and_grad(loss_fn, has_aux=True)(w, x)
+    err = logits - labels
 """)]
     INVALID = [
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
@@ -58,6 +75,25 @@ class ElementwiseShardingConflict(ShardRule):
     b = jax.device_put(jnp.ones((8, 16)), P("x", None))
     c = jnp.maximum(a, b)
 """, line=9, message="along dim 0", jax_error="incompatible shardings"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+def loss_fn(w, x):
+    logits = x @ w
+    return (logits ** 2).mean(), logits
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    w = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    labels = jax.device_put(jnp.ones((8, 8)), P("y", None))
+    (loss, logits), grads = jax.value_and_grad(loss_fn, has_aux=True)(w, x)
+    err = logits - labels
+""", line=17, message='along dim 0',
+                jax_error='incompatible shardings for broadcasting'),
     ]
 
     def check(self, ctx):

@@ -37,6 +37,98 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
 w = jax.device_put(jnp.zeros((8, 6)), NamedSharding(mesh, P("model", None)))
+pos = jnp.arange(8, device=NamedSharding(mesh, P("model")))
+cache = jnp.zeros((8, 6), device=NamedSharding(mesh, P("model")))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"embed": P("model", None), "proj": P(None, "model")}
+params = {"embed": jnp.zeros((52, 16)), "proj": jnp.zeros((16, 8))}
+placed = {k: jax.device_put(v, NamedSharding(mesh, SPECS[k])) for k, v in params.items()}
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+params = {"w": jnp.zeros((16, 8)), "b": jnp.zeros((8,))}
+specs = {"w": P("model", None), "b": P("model")}
+placed = jax.tree.map(lambda x, s: jax.device_put(x, NamedSharding(mesh, s)), params, specs)
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+def last_dim_spec(x):
+    return P(*([None] * (x.ndim - 1)), "model")
+
+
+x = jnp.zeros((6, 8))
+y = jax.device_put(x, NamedSharding(mesh, last_dim_spec(x)))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+split = jax.jit(lambda x: x.reshape(6, 16), out_shardings=NamedSharding(mesh, P("data", None)))
+y = split(jnp.ones((96,)))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+@jax.jit
+def init():
+    return jnp.zeros((6, 16))
+
+
+init_sharded = jax.jit(init, out_shardings=NamedSharding(mesh, P("data", None)))
+state = init_sharded()
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+VOCAB = 50304
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    embed = jax.device_put(jnp.zeros((VOCAB, 64)), P("model", None))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+
+
+def per_shard_loss(b):
+    return (b ** 2).sum(keepdims=True)
+
+
+def loss(batch):
+    return jax.shard_map(per_shard_loss, mesh=mesh, in_specs=P("model"), out_specs=P("model"))(batch)
+
+
+total = loss(jnp.ones((8, 16))).sum()
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"embed": P("model", None), "proj": P(None, "model")}
+
+
+def place(params):
+    out = {}
+    for name, value in params.items():
+        out[name] = jax.device_put(value, NamedSharding(mesh, SPECS[name]))
+    return out
+
+
+placed = place({"embed": jnp.zeros((52, 16)), "proj": jnp.zeros((16, 8))})
 """)]
     INVALID = [
         Invalid("""import jax
@@ -52,6 +144,124 @@ mesh = jax.make_mesh((2, 4), ("data", "model"))
 with jax.set_mesh(mesh):
     h = jnp.zeros((12, 16), out_sharding=P(("data", "model"), None))
 """, line=6, message="12 is not divisible by 8", jax_error="evenly divide"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+pos = jnp.arange(6, device=NamedSharding(mesh, P("model")))
+""", line=5, message="6 is not divisible by 4", jax_error="evenly divide"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+cache = jnp.zeros((6, 16), device=NamedSharding(mesh, P("model")))
+""", line=5, message="6 is not divisible by 4", jax_error="evenly divide"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"embed": P("model", None), "proj": P(None, "model")}
+params = {"embed": jnp.zeros((50, 16)), "proj": jnp.zeros((16, 8))}
+placed = {k: jax.device_put(v, NamedSharding(mesh, SPECS[k])) for k, v in params.items()}
+""", line=6, message='50 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+params = {"w": jnp.zeros((16, 8)), "b": jnp.zeros((6,))}
+specs = {"w": P("model", None), "b": P("model")}
+placed = jax.tree.map(lambda x, s: jax.device_put(x, NamedSharding(mesh, s)), params, specs)
+""", line=7, message='6 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+def last_dim_spec(x):
+    return P(*([None] * (x.ndim - 1)), "model")
+
+
+x = jnp.zeros((8, 6))
+y = jax.device_put(x, NamedSharding(mesh, last_dim_spec(x)))
+""", line=9, message='6 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+split = jax.jit(lambda x: x.reshape(6, 16), out_shardings=NamedSharding(mesh, P("model", None)))
+y = split(jnp.ones((96,)))
+""", line=6, message='6 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+@jax.jit
+def init():
+    return jnp.zeros((6, 16))
+
+
+init_sharded = jax.jit(init, out_shardings=NamedSharding(mesh, P("model", None)))
+state = init_sharded()
+""", line=13, message='6 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+VOCAB = 50257
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    embed = jax.device_put(jnp.zeros((VOCAB, 64)), P("model", None))
+""", line=8, message='50257 is not divisible by 4',
+                jax_error='evenly divide'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+
+
+def per_shard_loss(b):
+    return (b ** 2).sum(keepdims=True)
+
+
+def loss(batch):
+    return jax.shard_map(per_shard_loss, mesh=mesh, in_specs=P("model"), out_specs=P("model"))(batch)
+
+
+total = loss(jnp.ones((6, 16))).sum()
+""", line=13, message='6 is not divisible by 4',
+                jax_error='evenly divisible'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"embed": P("model", None), "proj": P(None, "model")}
+
+
+def place(params):
+    out = {}
+    for name, value in params.items():
+        out[name] = jax.device_put(value, NamedSharding(mesh, SPECS[name]))
+    return out
+
+
+placed = place({"embed": jnp.zeros((50, 16)), "proj": jnp.zeros((16, 8))})
+""", line=6, message='50 is not divisible by 4',
+                jax_error='evenly divide'),
     ]
 
     def check(self, ctx):

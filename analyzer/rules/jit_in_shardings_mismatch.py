@@ -60,6 +60,14 @@ f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("y", None)))
 y = f(jnp.ones((8, 16)))  # made with no mesh set: uncommitted, jit places it
 g = jax.jit(lambda a: f(a) + 1)
 z = g(jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("x", None))))  # a tracer in f
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+rows = NamedSharding(mesh, P("x"))
+step = jax.jit(lambda c: c + 1, in_shardings=rows)
+cache = jnp.zeros((8, 16), device=rows)
+cache = step(cache)
 """)]
     INVALID = [
         Invalid(_HEAD + """    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
@@ -83,6 +91,16 @@ x = jax.device_put(jnp.ones((8, 16)), NamedSharding(batch_mesh, P("x", None)))
 f = jax.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x", None)))
 z = f(x)
 """, line=8, message="lives on Mesh('x': 4, 'y': 2)", jax_error="does not match the sharding"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+rows = NamedSharding(mesh, P("x"))
+step = jax.jit(lambda c: c + 1, in_shardings=rows)
+cache = jnp.zeros((8, 16), device=NamedSharding(mesh, P(None, "y")))
+cache = step(cache)
+""", line=8, message="committed as float32[8,16@y]",
+                jax_error="does not match the sharding"),
     ]
 
     def check(self, ctx):

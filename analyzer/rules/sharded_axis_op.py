@@ -17,10 +17,13 @@ class ShardedAxisOp(ShardRule):
     """
     ## What it does
     Flags operations that must run along a dim which, on an Explicit mesh, is sharded:
+    - indexing with an integer array that is itself sharded (`table[ids]` with `ids`
+      sharded over any axis), eagerly and under `jit`;
     - indexing or slicing a sharded dim (`x[0]`, `x[:4]`, `x[idx]`): eagerly only `:`
       keeps it; under `jit` a static slice whose length divides by the axes' size keeps
-      it too (`x[:4]` on `8@x`, `x: 2`), while ints and other slices are rejected. The
-      analyzer does not yet tell traced code apart and applies the eager rule;
+      it too (`x[:4]` on `8@x`, `x: 2`), while ints and other slices are rejected. Code
+      that may run either way (a function not provably called eagerly) is held to the
+      traced rule, which rejects only what both modes reject;
     - `cumsum`/`cumprod`/`cummax`/`cummin` along it, and `jnp.cumsum`/`cumprod` without
       `axis=` on an array that is not fully replicated;
     - `sort`/`argsort` and `jnp.median` (which sorts) along it, and `lax.top_k` when the
@@ -65,6 +68,67 @@ class ShardedAxisOp(ShardRule):
     so = jnp.sort(a, axis=-1)
     top = jax.lax.top_k(a, 2)
     total = a.sum(axis=0)
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+@jax.jit
+def head(a):
+    return a[:4] * 2
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    h = head(jax.device_put(jnp.ones((8, 16)), P("x", None)))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+def loss_fn(w, x):
+    return (x @ w).sum()
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    w = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    gw, gx = jax.grad(loss_fn, argnums=(0, 1))(w, x)
+    row = gx[:, 0]
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    ids = jax.device_put(jnp.arange(8) % 16, P("x"))
+    rows = table[jax.sharding.reshard(ids, P())]
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    ids = jax.device_put(jnp.arange(8) % 16, P("x"))
+    rows = table.at[ids].get(out_sharding=P("x", "y"))
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+@jax.jit
+def embed(table, ids):
+    return table[ids] * 2
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P(None, "x"))
+    ids = jax.device_put(jnp.arange(8) % 16, P())
+    out = embed(table, ids)
 """)]
     INVALID = [
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
@@ -74,6 +138,21 @@ class ShardedAxisOp(ShardRule):
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
     head = a[:4]
 """, line=8, message="a slice", jax_error="output PartitionSpec for the gather"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+@jax.jit
+def tail(a):
+    return a[1:] * 2
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    h = tail(jax.device_put(jnp.ones((8, 16)), P("x", None)))
+""", line=8, message="does not divide by the axes' size",
+                jax_error="is not divisible by mesh axes"),
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
     cs = jnp.cumsum(a, axis=0)
 """, line=8, message="jnp.cumsum", jax_error="unsharded over the axis being reduced"),
@@ -86,6 +165,51 @@ class ShardedAxisOp(ShardRule):
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
     m = jnp.median(a, axis=0)
 """, line=8, message="jnp.median", jax_error="unsharded over the sorting dimension"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+def loss_fn(w, x):
+    return (x @ w).sum()
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    w = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    gw, gx = jax.grad(loss_fn, argnums=(0, 1))(w, x)
+    row = gx[0]
+""", line=15, message='integer index on dim 0',
+                jax_error='output PartitionSpec for the gather'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+    ids = jax.device_put(jnp.arange(8) % 16, P("x"))
+    rows = table[ids]
+""", line=9, message='the index array int32[8@x] is sharded',
+                jax_error='output PartitionSpec for the gather'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+@jax.jit
+def embed(table, ids):
+    return table[ids] * 2
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    table = jax.device_put(jnp.ones((16, 8)), P("x", None))
+    ids = jax.device_put(jnp.arange(8) % 16, P())
+    out = embed(table, ids)
+""", line=8, message='array index on dim 0',
+                jax_error='output PartitionSpec for the gather'),
     ]
 
     def check(self, ctx):
@@ -117,6 +241,11 @@ def message(f: ShardedAxisConflict) -> str:
     jax = f'JAX raises ShardingTypeError ("{_JAX_SAYS[f.check].format(primitive=f.primitive)}")'
     arr, d, axes = str(f.array), f.dim, format_entry(f.axes)
     unsharded = format_spec(tuple(() if i == d else a for i, a in enumerate(f.array.dims or ())))
+    if f.index == "sharded-index":
+        return (f"the index array {arr} is sharded over {axes} (dim {d}), which makes this "
+                f"indexing a gather whose output sharding JAX cannot resolve in explicit mode. "
+                f"{jax}. Fix: `reshard` the index to `P()` first, or give the output sharding "
+                f"with `x.at[ids].get(out_sharding=P(...))`.")
     if f.index is not None and f.check == "gather":
         return (f"indexing {arr} with {_INDEX[f.index]} on dim {d}, which is sharded over "
                 f"{axes}, is a gather JAX cannot shard in explicit mode. {jax}. Fix: `reshard` "

@@ -21,6 +21,9 @@ class UnknownMeshAxis(ShardRule):
     The mesh is the one named in the call (`NamedSharding(mesh, ...)`,
     `shard_map(mesh=...)`) or the mesh set around it (`with jax.set_mesh(mesh):`, also
     through the functions called there), or `default-mesh` from `[tool.shardcheck]`.
+    A table of specs (`SPECS[name]`, `LAYOUT[i]`) used with a key the analyzer cannot
+    resolve, such as a loop variable, has each of its entries checked, and the finding
+    points at the entry.
 
     ## Example
     ```python
@@ -62,6 +65,50 @@ with jax.set_mesh(mesh):
     x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
     y = jax.jit(scale)(x)
 """),
+        Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"w": P("model", None), "b": P("model")}
+
+
+def place(params):
+    out = {}
+    for name, value in params.items():
+        out[name] = jax.device_put(value, NamedSharding(mesh, SPECS[name]))
+    return out
+
+
+placed = place({"w": jnp.zeros((16, 8)), "b": jnp.zeros((8,))})
+"""),
+        Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+LAYOUT = [P("data", None), P(None, "model"), P("data", "model")]
+
+
+def place(arrays):
+    return [jax.device_put(a, NamedSharding(mesh, LAYOUT[i])) for i, a in enumerate(arrays)]
+
+
+placed = place([jnp.zeros((8, 16))] * 3)
+"""),
+        Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+def shard_rows(x, axis="data"):
+    return jax.device_put(x, NamedSharding(mesh, P(axis, None)))
+
+
+y = shard_rows(jnp.zeros((8, 16)))
+"""),
     ]
     INVALID = [
         Invalid("""import jax
@@ -82,6 +129,53 @@ with jax.set_mesh(mesh):
     x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
     y = jax.jit(scale)(x)
 """, line=6, message="did you mean 'data'", jax_error="refer to an axis"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+SPECS = {"w": P("model", None), "b": P("modle")}
+
+
+def place(params):
+    out = {}
+    for name, value in params.items():
+        out[name] = jax.device_put(value, NamedSharding(mesh, SPECS[name]))
+    return out
+
+
+placed = place({"w": jnp.zeros((16, 8)), "b": jnp.zeros((8,))})
+""", line=6, message="'modle'",
+                jax_error='is not found in mesh'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+LAYOUT = [P("data", None), P(None, "model"), P("fsdp", None)]
+
+
+def place(arrays):
+    return [jax.device_put(a, NamedSharding(mesh, LAYOUT[i])) for i, a in enumerate(arrays)]
+
+
+placed = place([jnp.zeros((8, 16))] * 3)
+""", line=6, message="'fsdp'",
+                jax_error='is not found in mesh'),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+def shard_rows(x, axis="batch"):
+    return jax.device_put(x, NamedSharding(mesh, P(axis, None)))
+
+
+y = shard_rows(jnp.zeros((8, 16)))
+""", line=9, message="'batch'",
+                jax_error='is not found in mesh'),
     ]
 
     def check(self, ctx):

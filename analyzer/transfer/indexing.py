@@ -8,6 +8,11 @@ the sharding rules differ with it (JAX 0.10.2, checked in tests/transfer_table.p
 - traced, static ints and slices become ``lax.slice``, whose rule keeps a dim's sharding
   when the sliced length divides by the axes' size (``x[:4]`` on ``8@x`` with ``x: 2``) and
   rejects it otherwise (an int index is a slice of length 1); array indices are gathers.
+
+A gather (an integer array index) is rejected in both modes when the index array is
+sharded (over any axis: the output sharding "could not be resolved unambiguously") or
+the dim it indexes is; an unsharded index into an unsharded leading dim gives the index's
+shape followed by the remaining dims, which keep their sharding (``table[ids]``).
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ from typing import List, Optional, Sequence, Tuple
 from ..facts import ShardedAxisConflict
 from ..values import ArrayVal
 from .arrays import Conflict, Sizes, axes_size, derived, no_sizes, rank, unknown_like
+from .dtypes import DTYPE_KINDS
 
 FULL = "full"  # a ':' slice
 NEW = "newaxis"
 ELLIPSIS = "ellipsis"
-Item = object  # FULL, NEW, ELLIPSIS, ("int", i), ("slice", lo, hi, step), ("array",), None
+Item = object  # FULL, NEW, ELLIPSIS, ("int", i), ("slice", lo, hi, step), ("array", index), None
 
 
 def _expand(items: Sequence[Item], n: int) -> Optional[List[Item]]:
@@ -57,6 +63,11 @@ def index(x: ArrayVal, items: Sequence[Item], traced: bool = False,
     expanded = _expand(items, n) if n is not None else None
     if n is None or expanded is None:
         return unknown_like([x])
+    for it in expanded:
+        _sharded_index(it)
+    ids = _array_index(expanded[0]) if expanded else None
+    if ids is not None and all(it == FULL for it in expanded[1:]):
+        return _gather_leading(x, ids)
     shape = list(x.shape or (None,) * n)
     dims = x.dims
     out_shape: List[Optional[int]] = []
@@ -93,6 +104,38 @@ def index(x: ArrayVal, items: Sequence[Item], traced: bool = False,
     if unknown or dims is None:
         return ArrayVal(None, varying=x.varying, dtype=x.dtype, weak=x.weak)
     return derived(x, shape=tuple(out_shape), dims=tuple(out_dims))
+
+
+def _array_index(it: Item) -> Optional[ArrayVal]:
+    """The integer index array of a gather item (None for a mask or an unknown dtype)."""
+    if isinstance(it, tuple) and it[0] == "array" and len(it) > 1 and isinstance(it[1], ArrayVal) \
+            and it[1].dtype is not None and DTYPE_KINDS.get(it[1].dtype) == DTYPE_KINDS["int32"] \
+            and not it[1].numpy:
+        return it[1]
+    return None
+
+
+def _sharded_index(it: Item) -> None:
+    """An index array sharded over any axis: JAX cannot resolve the gather's sharding."""
+    ids = _array_index(it)
+    if ids is None or ids.dims is None:
+        return
+    for d, axes in enumerate(ids.dims):
+        if axes:
+            raise Conflict(ShardedAxisConflict("jax.Array.__getitem__", ids, d, "gather",
+                                               index="sharded-index"))
+
+
+def _gather_leading(x: ArrayVal, ids: ArrayVal) -> ArrayVal:
+    """``x[ids]``: ids' shape, then x's other dims with their sharding (ids unsharded)."""
+    if x.dims is not None and x.dims[0]:
+        raise Conflict(ShardedAxisConflict("jax.Array.__getitem__", x, 0, "gather", index="array"))
+    if x.dims is None or ids.dims is None or ids.shape is None or x.shape is None:
+        return ArrayVal(None, varying=x.varying, dtype=x.dtype, weak=x.weak)
+    return derived(x, shape=tuple(ids.shape) + tuple(x.shape[1:]),
+                   dims=((),) * len(ids.shape) + tuple(x.dims[1:]),
+                   varying=None if x.varying is None or ids.varying is None
+                   else x.varying | ids.varying)
 
 
 def _sharded_dim(x: ArrayVal, d: int, it: Item, traced: bool, sizes: Sizes) -> Optional[int]:

@@ -1,0 +1,35 @@
+"""value_and_grad with has_aux, grad of closures, and the outputs of jitted functions
+used further on, on an Explicit mesh."""
+import jax
+import jax.numpy as jnp
+from jax import P
+
+
+def loss_aux(w, x):
+    y = x @ w
+    return (y ** 2).sum(), y
+
+
+@jax.jit
+def forward(w, x):
+    return jnp.tanh(x @ w)
+
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    with jax.set_mesh(mesh):
+        w = jax.device_put(jnp.ones((16, 8)), P(None, "y"))
+        x = jax.device_put(jnp.ones((8, 16)), P("x", None))
+        (loss, y), g = jax.value_and_grad(loss_aux, has_aux=True)(w, x)
+        g2, aux = jax.grad(loss_aux, has_aux=True)(w, x)
+        out = forward(w, x)
+        total = out.sum(axis=0)
+        scaled = out * 2.0
+        gc = jax.grad(lambda v: (x @ v).sum())(w)
+        step = w - 0.1 * gc
+        gs = jax.grad(lambda a, b: (a @ b).sum(), argnums=(0, 1))(x, w)
+        gx = gs[0]
+        return loss, y, g, g2, aux, total, scaled, step, gx
+
+
+main()
