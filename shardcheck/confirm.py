@@ -307,7 +307,8 @@ def confirm_file(path: str, config=None, project=None, devices: Optional[int] = 
         on_trace = [f for f in errors if f.row in (err.get("trace") or [])]
         predicted = [f"{f.code} {f.name} (line {f.row})" for f in (on_trace or errors)]
     not_run = ""
-    if rn.device_shortage(err) and not predicted:  # this machine's lack, not the program's
+    # too few devices is this machine's lack, unless SC109 saw the program configure too few
+    if rn.device_shortage(err) and not any(" mesh-device-count " in p for p in predicted):
         not_run = (f"needs {needs or 'more'} devices; ran with {run.get('devices') or plan.devices}"
                    f" {plan.platform}")
     return FileResult(path, rows, err, predicted, run.get("backend", "") or plan.platform,
