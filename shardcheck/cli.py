@@ -263,11 +263,13 @@ def _cmd_confirm(args: argparse.Namespace) -> int:
         return 2
     functions = {f: named[os.path.abspath(f)] for f in files if os.path.abspath(f) in named}
     if mesh is not None:
-        scaled = scale.confirm_scale(files, mesh, cfg, project, functions)
+        scaled = scale.confirm_scale(files, mesh, cfg, project, functions, timeout=timeout)
         print(scale.render_json(scaled) if args.format == "json" else scale.render_text(scaled))
         return 0 if all(r.ok for r in scaled) else 1
-    alone = scale.confirm_scale([f for f in files if f in functions], None, cfg, project,
-                                functions, args.devices or 8, budget) if functions else []
+    named_files = [f for f in files if f in functions]
+    alone = scale.confirm_scale(named_files, None, cfg, project, functions, max_bytes=budget,
+                                timeout=timeout, where=confirm_cli.alone_plan(
+                                    args, named_files, cfg, project, found)) if functions else []
     scripts = [f for f in files if f not in functions]
     results = confirm_cli.run_scripts(args, scripts, cfg, project, budget, found, timeout)
     if args.format == "json":

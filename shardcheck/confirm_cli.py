@@ -23,13 +23,6 @@ def options(args: argparse.Namespace, cfg, abstract: bool = False
     ``--platform``, ``--devices`` or ``--timeout`` that cannot be honoured. ``abstract``:
     ``--mesh`` traces on an abstract mesh, where no device option applies."""
     import math
-    if abstract:
-        given = [f"--{o}" for o in ("platform", "devices", "timeout")
-                 if getattr(args, o, None) is not None]
-        if given:
-            raise rn.UsageError(f"{' and '.join(given)} cannot apply with --mesh: it traces on an "
-                                f"abstract mesh, with no devices and nothing run")
-        return {}, None
     timeout = getattr(args, "timeout", None)
     if timeout is not None and (not math.isfinite(timeout) or timeout < 0):
         raise rn.UsageError("--timeout takes a number of seconds like 300 (0 for no limit)")
@@ -37,13 +30,30 @@ def options(args: argparse.Namespace, cfg, abstract: bool = False
         timeout = getattr(cfg, "confirm_timeout", None)
     if timeout is None:
         timeout = rn.DEFAULT_TIMEOUT
+    timeout = timeout or None  # 0: no limit
+    if abstract:
+        given = [f"--{o}" for o in ("platform", "devices") if getattr(args, o, None) is not None]
+        if given:
+            raise rn.UsageError(f"{' and '.join(given)} cannot apply with --mesh: it traces on an "
+                                f"abstract mesh, with no devices")
+        return {}, timeout
     platform = getattr(args, "platform", None)
     devices = getattr(args, "devices", None)
     if devices is not None and devices < 1:
         raise rn.UsageError("--devices must be at least 1")
     found = (rn.platforms() if platform != "cpu" else {"cpu": rn.Platform("cpu", "cpu", 0)})
     rn.check_options(found, platform, devices)
-    return found, (timeout or None)
+    return found, timeout
+
+
+def alone_plan(args: argparse.Namespace, files: List[str], cfg, project,
+               found: Dict[str, rn.Platform]) -> rn.DevicePlan:
+    """Where the named functions (PATH::NAME) run: one process for all of them, on the
+    devices the largest of their files' meshes needs."""
+    import pathlib
+    needs = [n for n in (rn.mesh_devices(pathlib.Path(f).read_bytes(), f, cfg, project)
+                         for f in files) if n is not None]
+    return rn.choose_devices(found, max(needs) if needs else None, args.platform, args.devices)
 
 
 def run_scripts(args: argparse.Namespace, scripts: List[str], cfg, project,

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 DEFAULT_TIMEOUT = 300.0  # seconds a program may run (``--timeout``, ``confirm-timeout``)
 DEFAULT_CPU_DEVICES = 8  # virtual CPU devices when the source states no larger mesh
@@ -196,13 +196,13 @@ def _stop_group(pgid: int) -> None:
 
 
 def run_sandboxed(code: str, env: Dict[str, str], timeout: Optional[float],
-                  workdir: str, result_path: str) -> Outcome:
+                  workdir: str, result_path: str, argv: Sequence[str] = ()) -> Outcome:
     """Run ``python -c code`` in ``workdir`` with stdin closed, in its own process group;
     the driver's results are read from ``result_path``. ``timeout`` None or 0: no limit."""
     out_path = os.path.join(os.path.dirname(result_path), "output")
     started = time.monotonic()
     with open(out_path, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-c", code], cwd=workdir, env=env,
+        proc = subprocess.Popen([sys.executable, "-c", code, *argv], cwd=workdir, env=env,
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 start_new_session=True)
         timed_out = False

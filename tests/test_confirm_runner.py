@@ -160,3 +160,12 @@ def test_errors_are_cut_between_words():
     assert len(short) <= 80 and short.endswith("…") and text.startswith(short[:-1])
     assert text[len(short) - 1] in " ,"  # the cut falls between words
     assert rn.shorten("short", 80) == "short"
+
+
+def test_a_module_that_hangs_on_import_times_out_at_scale(tmp_path):
+    """--mesh imports each file: one that never finishes importing is stopped too."""
+    prog = tmp_path / "p.py"
+    prog.write_text("import time\nimport jax\n\n@jax.jit\ndef f(x):\n    return x\n\n"
+                    "time.sleep(600)\n")
+    r = _confirm(tmp_path, "--mesh", "x=4", str(prog), "--timeout", "10", timeout=120)
+    assert r.returncode == 1 and "importing it timed out after 10 s" in r.stdout, r.stdout + r.stderr
