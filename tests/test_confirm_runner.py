@@ -169,3 +169,35 @@ def test_a_module_that_hangs_on_import_times_out_at_scale(tmp_path):
                     "time.sleep(600)\n")
     r = _confirm(tmp_path, "--mesh", "x=4", str(prog), "--timeout", "10", timeout=120)
     assert r.returncode == 1 and "importing it timed out after 10 s" in r.stdout, r.stdout + r.stderr
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path):
+    """A progress line per finished program when stderr is a terminal; none when piped
+    (every other test here pipes it) or when CI is set."""
+    import pty
+    prog = tmp_path / "p.py"
+    prog.write_text(HEAD + "b = jnp.ones((4,))\n")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["TERM"] = "xterm"
+    seen = {}
+    for ci in (False, True):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "shardcheck.cli", "confirm", str(prog)],
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=slave, text=True,
+                                env=dict(env, CI="true") if ci else env)
+        os.close(slave)
+        out = proc.communicate(timeout=300)[0]
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the terminal closed with the process
+                break
+            if not data:
+                break
+            chunks.append(data.decode())
+        os.close(master)
+        assert proc.returncode == 0, out
+        seen[ci] = "".join(chunks)
+    assert "1/1  " in seen[False] and "p.py: ok" in seen[False], seen
+    assert seen[True] == "", seen
