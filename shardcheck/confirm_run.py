@@ -242,7 +242,10 @@ def program_env(plan: DevicePlan, dump_flags: Optional[str]) -> Dict[str, str]:
         flags.append(dump_flags)
     if flags:
         env["XLA_FLAGS"] = " ".join(flags)
-    env["JAX_PLATFORMS"] = plan.platform
+    if plan.platform == "cpu":
+        env["JAX_PLATFORMS"] = "cpu"
+    # an accelerator is JAX's own default where one is found (and JAX_PLATFORMS=gpu
+    # would also demand ROCm on a CUDA machine: "gpu" stands for both)
     env.pop("PYTHONSTARTUP", None)
     return env
 
