@@ -1,10 +1,12 @@
 """``shardcheck confirm``: run programs under JAX and hold the static types against JAX's.
 
-Each program runs in a subprocess (8 CPU devices by default, ``--devices N``; a GPU or
-TPU backend when JAX finds one) as ``__main__``, after its AST is instrumented in
-memory — the file on disk is never touched: after every assignment, each assigned name
-holding a JAX array has ``jax.typeof`` recorded (through ``sharding_types.Recorder``)
-under its line, column and name. The analyzer's inferred type for the same position
+Each program runs in a subprocess as ``__main__``, sandboxed as a test runner would run
+it and on the devices a user would choose (``shardcheck.confirm_run``: the accelerator
+when it has the devices the source's meshes need, else that many virtual CPU devices,
+at least 8), after its AST is instrumented in memory — the file on disk is never
+touched: after every assignment, each assigned name holding a JAX array has
+``jax.typeof`` recorded (through ``sharding_types.Recorder``) under its line, column
+and name. The analyzer's inferred type for the same position
 must be exactly that type; where it is not, ``sharding_types.mismatch_reasons`` says
 why (the row's ``reasons``).
 
