@@ -305,12 +305,17 @@ def confirm_file(path: str, config=None, project=None, devices: Optional[int] = 
         # JAX's error is predicted by an error-level finding on a line of its traceback
         # in this file or, failing that (an error raised when a traced function returns,
         # say), anywhere in the file; the line is shown either way
-        errors = [f for f in check_source(source, path, config, project) if f.severity == ERROR]
+        findings = check_source(source, path, config, project)
+        errors = [f for f in findings if f.severity == ERROR]
         on_trace = [f for f in errors if f.row in (err.get("trace") or [])]
         predicted = [f"{f.code} {f.name} (line {f.row})" for f in (on_trace or errors)]
+        if rn.device_shortage(err):
+            # the program set up too few devices itself (SC109: a warning off the CPU, but
+            # confirm ran it on the CPU), or this machine has too few: then it did not run
+            own = [f for f in findings if f.name == "mesh-device-count"]
+            predicted = [f"{f.code} {f.name} (line {f.row})" for f in own]
     not_run = ""
-    # too few devices is this machine's lack, unless SC109 saw the program configure too few
-    if rn.device_shortage(err) and not any(" mesh-device-count " in p for p in predicted):
+    if rn.device_shortage(err) and not predicted:
         not_run = (f"needs {needs or 'more'} devices; ran with {run.get('devices') or plan.devices}"
                    f" {plan.platform}")
     return FileResult(path, rows, err, predicted, run.get("backend", "") or plan.platform,

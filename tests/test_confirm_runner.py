@@ -94,11 +94,14 @@ def test_a_hang_and_abnormal_exits_fail_with_their_status(tmp_path):
 
 def test_devices_are_honoured_or_the_program_is_not_run(tmp_path):
     """--platform cpu --devices 4: a (2, 2) mesh runs on 4 CPU devices; a (2, 4) one is
-    "not run: needs 8 devices", not an unpredicted runtime error; exit 1."""
+    "not run: needs 8 devices", not an unpredicted runtime error, unless the program set
+    up too few devices itself (SC109's prediction); exit 1."""
     _write(tmp_path / "progs", {
         "four.py": HEAD + "mesh = jax.make_mesh((2, 2), ('x', 'y'))\nwith jax.set_mesh(mesh):\n"
         "    a = jax.device_put(jnp.zeros((8, 4)), P('x'))\n",
-        "eight.py": HEAD + MESH8})
+        "eight.py": HEAD + MESH8,
+        # too few devices set up by the program itself: its bug, which SC109 predicts
+        "own_four.py": HEAD + "jax.config.update('jax_num_cpu_devices', 4)\n" + MESH8})
     r = _confirm(tmp_path, "progs", "--platform", "cpu", "--devices", "4", "--format", "json")
     assert r.returncode == 1, r.stdout + r.stderr
     results = {pathlib.Path(res["path"]).name: res for res in json.loads(r.stdout)}
@@ -106,6 +109,9 @@ def test_devices_are_honoured_or_the_program_is_not_run(tmp_path):
     assert results["four.py"]["needs_devices"] == 4
     eight = results["eight.py"]
     assert eight["not_run"] == "needs 8 devices; ran with 4 cpu" and not eight["ok"]
+    own = results["own_four.py"]
+    assert own["not_run"] is None and own["error"]["type"] == "ValueError"
+    assert [p.split()[:2] for p in own["predicted"]] == [["SC109", "mesh-device-count"]]
     text = _confirm(tmp_path, "progs/eight.py", "--devices", "4").stdout
     assert "not run: needs 8 devices" in text and "NOT predicted" not in text
 
