@@ -321,7 +321,7 @@ def render_text(results: List[ScaleResult]) -> str:
                 line = f" at line {c.error['line']}" if c.error.get("line") else ""
                 what = ("its inputs cannot be built at this scale" if c.error.get("stage") == "inputs"
                         else f"JAX raised {c.error['type']}{line}")
-                out.append(f"  {at}: {what}: {c.error['message'][:240]}")
+                out.append(f"  {at}: {what}: {rn.shorten(c.error['message'], 240)}")
                 out.append("    " + (f"static analysis at this scale: {', '.join(c.predicted)}"
                                      if c.predicted else "NOT predicted by the static analysis at this scale"))
             else:
