@@ -7,6 +7,7 @@
     per-file-ignores = { "tests/**" = ["no-mesh-context"] }
     default-mesh = "production"             # the mesh of code whose mesh the source hides
     max-collective-bytes = "64MiB"          # confirm: a jitted function's collective budget
+    confirm-timeout = 300                   # confirm: seconds a program may run (0: none)
     jax-version = "0.12"                    # the JAX the code targets (deprecated-api)
     timeout-per-file = 60                   # seconds; a file past it is skipped (0: none)
     memory-per-file = "2GiB"                # the same for memory (0: none)
@@ -36,7 +37,8 @@ if TYPE_CHECKING:  # imported where used: a run answered from the cache needs ne
 
 KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "meshes",
               "default-mesh", "cache-dir", "respect-gitignore", "max-collective-bytes",
-              "jax-version", "timeout-per-file", "memory-per-file", "generated-size-limit")
+              "jax-version", "timeout-per-file", "memory-per-file", "generated-size-limit",
+              "confirm-timeout")
 
 # Per-file budgets: a file whose analysis runs past them gets one ``skipped-file`` finding
 # and the run goes on. Measured cost is ~20-40 s and ~1 GB per MB of source, so these let
@@ -95,6 +97,7 @@ class Config:
     # confirm --mesh: the production mesh every mesh in the source is replaced by
     scale_mesh: Optional[MeshModel] = None
     max_collective_bytes: Optional[int] = None
+    confirm_timeout: Optional[float] = None  # seconds a confirmed program may run; 0: no limit
     cache_dir: Optional[str] = None
     respect_gitignore: bool = True
     jax_version: Optional[str] = None  # selects a version profile (analyzer/compat)
@@ -276,6 +279,9 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
     if "timeout-per-file" in table:
         cfg.timeout_per_file = parse_seconds(table["timeout-per-file"],
                                              "[tool.shardcheck] timeout-per-file")
+    if "confirm-timeout" in table:
+        cfg.confirm_timeout = parse_seconds(table["confirm-timeout"],
+                                            "[tool.shardcheck] confirm-timeout")
     for key in ("memory-per-file", "generated-size-limit"):
         if key in table:
             setattr(cfg, key.replace("-", "_"), parse_bytes(table[key], f"[tool.shardcheck] {key}"))

@@ -236,10 +236,9 @@ def _cmd_types(args: argparse.Namespace) -> int:
 
 def _cmd_confirm(args: argparse.Namespace) -> int:
     import json
-    from concurrent.futures import ThreadPoolExecutor
 
     from shardcheck.analyzer import config as cfgmod
-    if args.devices < 1:
+    if args.devices is not None and args.devices < 1:
         print("shardcheck: --devices must be at least 1", file=sys.stderr)
         return 2
     if args.jobs is not None and args.jobs < 1:
@@ -278,24 +277,29 @@ def _cmd_confirm(args: argparse.Namespace) -> int:
         if verdict is not None:
             print(f"{path}: does not parse: {verdict.msg}".splitlines()[0], file=sys.stderr)
             return 2
-    from shardcheck import confirm, scale
+    from shardcheck import confirm, confirm_cli, confirm_run, scale
+    try:
+        found, timeout = confirm_cli.options(args, cfg, abstract=mesh is not None)
+    except confirm_run.UsageError as e:
+        print(f"shardcheck: {e}", file=sys.stderr)
+        return 2
     functions = {f: named[os.path.abspath(f)] for f in files if os.path.abspath(f) in named}
     if mesh is not None:
-        scaled = scale.confirm_scale(files, mesh, cfg, project, functions)
+        scaled = scale.confirm_scale(files, mesh, cfg, project, functions, timeout=timeout)
         print(scale.render_json(scaled) if args.format == "json" else scale.render_text(scaled))
         return 0 if all(r.ok for r in scaled) else 1
-    alone = scale.confirm_scale([f for f in files if f in functions], None, cfg, project,
-                                functions, args.devices, budget) if functions else []
+    named_files = [f for f in files if f in functions]
+    alone = scale.confirm_scale(named_files, None, cfg, project, functions, max_bytes=budget,
+                                timeout=timeout, where=confirm_cli.alone_plan(
+                                    args, named_files, cfg, project, found)) if functions else []
     scripts = [f for f in files if f not in functions]
-    jobs = args.jobs or min(4, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:  # each file runs in its own process
-        results = list(pool.map(lambda p: confirm.confirm_file(p, cfg, project, args.devices,
-                                                               budget), scripts))
+    results = confirm_cli.run_scripts(args, scripts, cfg, project, budget, found, timeout)
     if args.format == "json":
         print(json.dumps(json.loads(confirm.render_json(results)) + scale.json_rows(alone), indent=2))
     else:
         print("\n".join(x for x in (confirm.render_text(results) if results else "",
                                      scale.render_text(alone) if alone else "") if x))
+    # 0 only when every program ran cleanly and every type agreed (the README's contract)
     return 0 if all(r.ok for r in results) and all(r.ok for r in alone) else 1
 
 
@@ -374,7 +378,16 @@ def build_parser() -> argparse.ArgumentParser:
                                          "types with jax.typeof")
     cf.add_argument("paths", nargs="+", metavar="PATH",
                     help="scripts or directories; PATH::NAME runs the jitted function NAME alone")
-    cf.add_argument("--devices", type=int, default=8, help="CPU devices to run on (default 8)")
+    cf.add_argument("--devices", type=int, default=None,
+                    help="devices to run on: that many virtual CPU devices, or an accelerator "
+                         "that has exactly that many (default: what the source's meshes need, "
+                         "at least 8 on the CPU)")
+    cf.add_argument("--platform", choices=("cpu", "gpu", "tpu"),
+                    help="run on this backend (refused when JAX finds none here; default: the "
+                         "accelerator when it has the devices the meshes need, else the CPU)")
+    cf.add_argument("--timeout", type=float, metavar="SECONDS",
+                    help="stop a program (its whole process group) after this long (default: "
+                         "[tool.shardcheck] confirm-timeout, 300; 0: no limit)")
     cf.add_argument("--mesh", metavar="AXIS=SIZE,...|NAME",
                     help="trace the jitted functions on an abstract mesh of this shape (e.g. "
                          "data=64,model=8, or a mesh declared in [tool.shardcheck.meshes]) "

@@ -1,10 +1,12 @@
 """``shardcheck confirm``: run programs under JAX and hold the static types against JAX's.
 
-Each program runs in a subprocess (8 CPU devices by default, ``--devices N``; a GPU or
-TPU backend when JAX finds one) as ``__main__``, after its AST is instrumented in
-memory — the file on disk is never touched: after every assignment, each assigned name
-holding a JAX array has ``jax.typeof`` recorded (through ``sharding_types.Recorder``)
-under its line, column and name. The analyzer's inferred type for the same position
+Each program runs in a subprocess as ``__main__``, sandboxed as a test runner would run
+it and on the devices a user would choose (``shardcheck.confirm_run``: the accelerator
+when it has the devices the source's meshes need, else that many virtual CPU devices,
+at least 8), after its AST is instrumented in memory — the file on disk is never
+touched: after every assignment, each assigned name holding a JAX array has
+``jax.typeof`` recorded (through ``sharding_types.Recorder``) under its line, column
+and name. The analyzer's inferred type for the same position
 must be exactly that type; where it is not, ``sharding_types.mismatch_reasons`` says
 why (the row's ``reasons``).
 
@@ -20,13 +22,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from sharding_types import ShardingSyntaxError, mismatch_reasons, parse
+from shardcheck import confirm_run as rn
 from shardcheck import hlo
 
 Key = Tuple[int, int, str]
@@ -88,23 +89,65 @@ import jax
 jax.config.update("jax_num_cpu_devices", {devices})  # the CPU backend; a GPU is used as is
 import sharding_types as st
 from shardcheck.confirm import instrumented
-path = {path!r}
+path, result_path = {path!r}, {result!r}
 rec = st.Recorder()
 ns = {{"__name__": "__main__", "__file__": path, "__sc_record__": rec}}
 sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
 sys.argv = [path]
-error = None
+error, status, driver_pid, real_exit = None, 0, os.getpid(), os._exit
+
+
+def where(tb):
+    return [f.lineno for f in traceback.extract_tb(tb)
+            if os.path.abspath(f.filename) == os.path.abspath(path)]
+
+
+def write_results():
+    # a file the program cannot reach or replace (unlike sys.stdout); written once
+    global write_results
+    write_results = lambda: None
+    try:
+        backend, devices = jax.default_backend(), jax.devices()
+        kind, count = devices[0].device_kind, len(devices)
+    except Exception:  # the backend did not start: the error says why
+        backend, kind, count = "", "", 0
+    data = {{"types": [[list(k), sorted(v)] for k, v in rec.types.items()], "error": error,
+             "status": status, "backend": backend, "device_kind": kind, "devices": count}}
+    with open(result_path + ".part", "w") as fh:
+        json.dump(data, fh)
+    os.replace(result_path + ".part", result_path)
+
+
+def exit_now(n):  # os._exit skips every handler: the results are written first
+    global error, status
+    if os.getpid() == driver_pid:
+        status = n
+        if n:
+            error = {{"type": "os._exit", "message": f"exited with status {{n}}",
+                      "line": None, "trace": []}}
+        write_results()
+    real_exit(n)
+
+
+os._exit = exit_now
 with rec:
     try:
         exec(instrumented(path), ns)
+    except SystemExit as e:  # sys.exit(0), sys.exit(main()) or absl's app.run end normally
+        code = e.code
+        if code not in (None, 0):
+            status = code if isinstance(code, int) else 1
+            text = "" if isinstance(code, int) else f": {{code}}"
+            lines = where(e.__traceback__)
+            error = {{"type": "SystemExit", "message": f"exited with status {{status}}{{text}}",
+                      "line": lines[-1] if lines else None, "trace": lines}}
     except BaseException as e:
-        lines = [f.lineno for f in traceback.extract_tb(e.__traceback__)
-                 if os.path.abspath(f.filename) == os.path.abspath(path)]
+        lines = where(e.__traceback__)
+        status = 1
         error = {{"type": type(e).__name__, "message": str(e).splitlines()[0] if str(e) else "",
                   "line": lines[-1] if lines else None, "trace": lines}}
-print("@@CONFIRM@@" + json.dumps({{
-    "types": [[list(k), sorted(v)] for k, v in rec.types.items()],
-    "error": error, "backend": jax.default_backend(), "devices": jax.device_count()}}))
+write_results()
+os._exit = real_exit
 """
 
 
@@ -151,12 +194,17 @@ def _differences(static: str, runtime: str) -> List[str]:
 class FileResult:
     path: str
     rows: List[Row]
-    error: Optional[dict]  # what JAX raised: type, message, line
+    error: Optional[dict]  # what JAX raised (type, message, line), or how the run ended
     predicted: List[str]  # static error findings at the error's line
     backend: str = ""
     devices: int = 0
     collectives: List[hlo.HloModule] = field(default_factory=list)
     max_bytes: Optional[int] = None  # the budget per jitted function, per device per call
+    device_kind: str = ""
+    needs: Optional[int] = None  # the devices the meshes the source states need
+    note: str = ""  # where it ran, when not where a user would expect
+    not_run: str = ""  # why the program could not run here ("needs 8 devices; ...")
+    seconds: float = 0.0
 
     @property
     def over_budget(self) -> List[hlo.HloModule]:
@@ -166,9 +214,22 @@ class FileResult:
 
     @property
     def ok(self) -> bool:
+        """Ran to a clean end, every type agreed, within the collective budget (a failure
+        a finding predicted still fails: the program is broken)."""
         if any(r.status == "disagree" for r in self.rows) or self.over_budget:
             return False
-        return self.error is None or bool(self.predicted)
+        return self.error is None and not self.not_run
+
+    @property
+    def verdict(self) -> str:
+        """One word or phrase for the progress line: ok, disagree, failed, not run..."""
+        if self.not_run:
+            return "not run"
+        if self.error is not None:
+            if self.error["type"] == "Timeout":
+                return self.error["message"]
+            return "failed (predicted)" if self.predicted else "failed"
+        return "disagree" if not self.ok else "ok"
 
 
 def defined_functions(path: str) -> List[str]:
@@ -187,42 +248,46 @@ def _dump_flags(dump_dir: str, functions: List[str]) -> str:
             f"--xla_dump_hlo_module_re={pattern}")
 
 
-def run_program(path: str, devices: int = 8, timeout: float = 600,
-                dump_dir: Optional[str] = None) -> dict:
-    """Run ``path`` instrumented in a subprocess; the recorded types and any error.
-    ``dump_dir``: XLA dumps the file's jitted functions there (optimised HLO text)."""
-    env = dict(os.environ)
-    # the driver sets the CPU device count itself; other XLA flags are the user's
-    flags = [f for f in env.pop("XLA_FLAGS", "").split()
-             if not f.startswith(("--xla_force_host_platform_device_count", "--xla_dump"))]
-    if dump_dir is not None:
-        flags.append(_dump_flags(dump_dir, defined_functions(path)))
-    if flags:
-        env["XLA_FLAGS"] = " ".join(flags)
-    code = _DRIVER.format(path=os.path.abspath(path), devices=devices)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=timeout, env=env)
-    marker = [line for line in proc.stdout.splitlines() if line.startswith("@@CONFIRM@@")]
-    if not marker:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"types": [], "error": {"type": "RunFailed", "message": tail[0], "line": None},
-                "backend": "", "devices": 0}
-    return json.loads(marker[-1][len("@@CONFIRM@@"):])
+def run_program(path: str, devices: int = 8, timeout: Optional[float] = rn.DEFAULT_TIMEOUT,
+                dump_dir: Optional[str] = None, plan: Optional[rn.DevicePlan] = None) -> dict:
+    """Run ``path`` instrumented in a subprocess, as a test runner would (see
+    ``confirm_run``): the recorded types, how it ended (``error``, ``status``) and where
+    it ran. ``dump_dir``: XLA dumps the file's jitted functions there (optimised HLO)."""
+    plan = plan or rn.DevicePlan("cpu", devices)
+    flags = _dump_flags(dump_dir, defined_functions(path)) if dump_dir is not None else None
+    env = rn.program_env(plan, flags)
+    with rn.Sandbox() as box:
+        code = _DRIVER.format(path=os.path.abspath(path), devices=plan.devices,
+                              result=box.result)
+        outcome = rn.run_sandboxed(code, env, timeout, box.cwd, box.result)
+    run = outcome.results or {"types": [], "status": outcome.status, "backend": "",
+                              "device_kind": "", "devices": 0}
+    failed = rn.failure(outcome, timeout)
+    if failed is not None:
+        run["error"] = failed
+    run["seconds"] = outcome.seconds
+    return run
 
 
-def confirm_file(path: str, config=None, project=None, devices: int = 8,
-                 max_bytes: Optional[int] = None) -> FileResult:
-    """Run ``path`` on ``devices`` CPU devices (or the accelerator JAX finds) and hold
-    every inferred type against ``jax.typeof``; report the compiled collectives."""
+def confirm_file(path: str, config=None, project=None, devices: Optional[int] = None,
+                 max_bytes: Optional[int] = None, timeout: Optional[float] = rn.DEFAULT_TIMEOUT,
+                 found: Optional[Dict[str, rn.Platform]] = None,
+                 platform: Optional[str] = None) -> FileResult:
+    """Run ``path`` where a user would (``confirm_run.choose_devices``: the accelerator
+    when it has the devices the source's meshes need, else as many CPU devices) and
+    hold every inferred type against ``jax.typeof``; report the compiled collectives."""
     from shardcheck.analyzer.engine import check_source, infer_types
     from shardcheck.analyzer.ftypes import ERROR
     with open(path, "rb") as fh:
         source = fh.read()
     static: Dict[Key, Optional[str]] = {(t.row, t.column, t.name): t.type
                                         for t in infer_types(source, path, config, project)}
+    needs = rn.mesh_devices(source, path, config, project)
+    plan = rn.choose_devices(found or {"cpu": rn.Platform("cpu", "cpu", 0)}, needs,
+                             platform, devices)
     dump_dir = tempfile.mkdtemp(prefix="shardcheck-hlo-")
     try:
-        run = run_program(path, devices, dump_dir=dump_dir)
+        run = run_program(path, plan.devices, timeout, dump_dir=dump_dir, plan=plan)
         modules = hlo.read_dump(dump_dir, os.path.abspath(path), defined_functions(path))
     finally:
         shutil.rmtree(dump_dir, ignore_errors=True)
@@ -235,16 +300,28 @@ def confirm_file(path: str, config=None, project=None, devices: int = 8,
         status, reasons = compare(s, r)
         rows.append(Row(path, key[0], key[1], key[2], s, r, status, reasons))
     predicted: List[str] = []
-    err = run["error"]
-    if err is not None:
+    err = run.get("error")
+    if err is not None and err["type"] != "Timeout":
         # JAX's error is predicted by an error-level finding on a line of its traceback
         # in this file or, failing that (an error raised when a traced function returns,
         # say), anywhere in the file; the line is shown either way
-        errors = [f for f in check_source(source, path, config, project) if f.severity == ERROR]
+        findings = check_source(source, path, config, project)
+        errors = [f for f in findings if f.severity == ERROR]
         on_trace = [f for f in errors if f.row in (err.get("trace") or [])]
         predicted = [f"{f.code} {f.name} (line {f.row})" for f in (on_trace or errors)]
-    return FileResult(path, rows, err, predicted, run.get("backend", ""), run.get("devices", 0),
-                      _distinct(modules), max_bytes)
+        if rn.device_shortage(err):
+            # the program set up too few devices itself (SC109: a warning off the CPU, but
+            # confirm ran it on the CPU), or this machine has too few: then it did not run
+            own = [f for f in findings if f.name == "mesh-device-count"]
+            predicted = [f"{f.code} {f.name} (line {f.row})" for f in own]
+    not_run = ""
+    if rn.device_shortage(err) and not predicted:
+        not_run = (f"needs {needs or 'more'} devices; ran with {run.get('devices') or plan.devices}"
+                   f" {plan.platform}")
+    return FileResult(path, rows, err, predicted, run.get("backend", "") or plan.platform,
+                      run.get("devices", 0) or plan.devices, _distinct(modules), max_bytes,
+                      run.get("device_kind", ""), needs, plan.note, not_run,
+                      run.get("seconds", 0.0))
 
 
 def _distinct(modules: List[hlo.HloModule]) -> List[hlo.HloModule]:
@@ -287,32 +364,66 @@ def render_collectives(res) -> List[str]:
     return out
 
 
+def where_it_ran(res: FileResult) -> str:
+    """``8 cpu devices`` or ``1 gpu device, NVIDIA H100 80GB HBM3``, and the plan's note."""
+    kind = f", {res.device_kind}" if res.device_kind and res.device_kind != res.backend else ""
+    note = f"; {res.note}" if res.note else ""
+    return f"{res.devices} {res.backend} device{'s' if res.devices != 1 else ''}{kind}{note}"
+
+
+def _error_lines(res: FileResult) -> List[str]:
+    err = res.error
+    if res.not_run:
+        return [f"  not run: {res.not_run} ({rn.shorten(err['message'], 160) if err else ''})"]
+    if err is None:
+        return []
+    if err["type"] == "Timeout":
+        return [f"  {err['message']}; the whole process group was killed"]
+    at = f" at line {err['line']}" if err.get("line") else ""
+    what = ("the program " + err["message"] if err["type"] in ("SystemExit", "os._exit", "RunFailed")
+            else f"the program raised {err['type']}{at}: {rn.shorten(err['message'], 160)}")
+    pred = (f"predicted by {', '.join(res.predicted)}" if res.predicted
+            else "NOT predicted by the static analysis")
+    return [f"  {what}", f"    {pred}"]
+
+
 def render_text(results: List[FileResult]) -> str:
     out = []
     for res in results:
-        out.append(f"{res.path} ({res.devices} {res.backend} devices)")
+        out.append(f"{res.path} ({where_it_ran(res)})")
         shown = [r for r in res.rows if r.status != "unknown" or r.runtime]
-        w = max([len(f"{r.line}:{r.column} {r.name}") for r in shown] + [10])
+        w = max([len(f"{r.line}:{r.column} {r.name}") for r in shown] + [len("line:col name")])
+        if shown:
+            out.append(f"  {'line:col name':<{w}}  {'inferred type':<34} {'jax.typeof':<34} status")
         for r in shown:
             where = f"{r.line}:{r.column} {r.name}"
             rt = " | ".join(r.runtime) if r.runtime else "-"
             out.append(f"  {where:<{w}}  {r.static or '?':<34} {rt:<34} {r.status}")
             out.extend(render_reasons(r, "    "))
-        if res.error is not None:
-            at = f" at line {res.error['line']}" if res.error.get("line") else ""
-            pred = (f"predicted by {', '.join(res.predicted)}" if res.predicted
-                    else "NOT predicted by the static analysis")
-            out.append(f"  the program raised {res.error['type']}{at}: {res.error['message'][:160]}")
-            out.append(f"    {pred}")
+        out.extend(_error_lines(res))
         out.extend(render_collectives(res))
+    out.append(summary(results))
+    return "\n".join(out)
+
+
+def summary(results: List[FileResult]) -> str:
+    """The last line: what agreed, what failed, and whether the run passes."""
     agree = sum(r.status == "agree" for res in results for r in res.rows)
     disagree = sum(r.status == "disagree" for res in results for r in res.rows)
-    unpredicted = sum(1 for res in results if res.error is not None and not res.predicted)
+    ran = [res for res in results if not res.not_run]
+    timed_out = sum(1 for res in ran if res.error is not None and res.error["type"] == "Timeout")
+    failed = [res for res in ran if res.error is not None and res.error["type"] != "Timeout"]
+    unpredicted = sum(1 for res in failed if not res.predicted)
     over = sum(len(res.over_budget) for res in results)
-    out.append(f"{agree} agree, {disagree} disagree, {unpredicted} unpredicted runtime "
-               f"error(s) in {len(results)} file(s)" + (
-                   f"; {over} function(s) over the collective budget" if over else ""))
-    return "\n".join(out)
+    parts = [f"{agree} agree, {disagree} disagree",
+             f"{len(failed)} program(s) failed ({unpredicted} unpredicted runtime error(s))"]
+    if timed_out:
+        parts.append(f"{timed_out} timed out")
+    if len(ran) < len(results):
+        parts.append(f"{len(results) - len(ran)} not run")
+    if over:
+        parts.append(f"{over} function(s) over the collective budget")
+    return ", ".join(parts) + f" in {len(results)} file(s)"
 
 
 def module_json(m: hlo.HloModule, budget: Optional[int] = None) -> dict:
@@ -328,7 +439,9 @@ def module_json(m: hlo.HloModule, budget: Optional[int] = None) -> dict:
 
 def render_json(results: List[FileResult]) -> str:
     return json.dumps([{"path": r.path, "ok": r.ok, "backend": r.backend, "devices": r.devices,
-                        "error": r.error, "predicted": r.predicted,
+                        "device_kind": r.device_kind, "needs_devices": r.needs,
+                        "note": r.note or None, "not_run": r.not_run or None,
+                        "seconds": round(r.seconds, 3), "error": r.error, "predicted": r.predicted,
                         "rows": [asdict(x) for x in r.rows],
                         "max_collective_bytes": r.max_bytes,
                         "collectives": [module_json(m, r.max_bytes) for m in r.collectives]}

@@ -26,13 +26,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
-import sys
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from sharding_types import MeshModel, PartialMesh
 from shardcheck import hlo
+from shardcheck import confirm_run as rn
 from shardcheck.confirm import Key, Row, compare
 
 _DRIVER = r"""
@@ -42,7 +41,8 @@ from jax.sharding import AbstractMesh, AxisType
 import sharding_types as st
 from shardcheck.confirm import instrumented
 
-plan = json.loads(sys.stdin.read())
+with open(sys.argv[1], encoding="utf-8") as fh:  # stdin is the program's, and closed
+    plan = json.load(fh)
 devices = plan.get("devices")
 if devices:
     jax.config.update("jax_num_cpu_devices", devices)  # the CPU backend; a GPU is used as is
@@ -129,8 +129,10 @@ for item in plan["files"]:
         out["calls"].append(res)
     out["types"] = [[list(k), sorted(v)] for k, v in rec.types.items()]
     results.append(out)
-print("@@SCALE@@" + json.dumps({"results": results, "backend": jax.default_backend(),
-                                "devices": jax.device_count() if prod is None else 0}))
+with open(plan["result"] + ".part", "w", encoding="utf-8") as fh:  # not stdout: the program's
+    json.dump({"results": results, "backend": jax.default_backend(),
+               "devices": jax.device_count() if prod is None else 0}, fh)
+os.replace(plan["result"] + ".part", plan["result"])
 """
 
 
@@ -168,7 +170,7 @@ class ScaleResult:
             return False
         if self.mesh is not None:  # at production scale, any error is news
             return not any(c.error for c in self.calls)
-        return all(c.predicted for c in self.calls if c.error)  # on devices, as for a program
+        return not any(c.error for c in self.calls)  # on devices, as for a program: any fails
 
 
 def mesh_label(mesh: MeshModel) -> str:
@@ -185,35 +187,38 @@ def _mesh_plan(mesh: Optional[PartialMesh]) -> Optional[dict]:
             "sizes": list(mesh.sizes) if mesh.sizes is not None else None}
 
 
-def run_plan(plan: dict, timeout: float = 600, dump_dir: Optional[str] = None) -> dict:
-    """Run every planned call in one subprocess: traced on the production mesh (JAX never
-    sees a device), or, with no ``plan["mesh"]``, run on devices (``dump_dir``: XLA
-    dumps the compiled functions there)."""
+def run_plan(plan: dict, timeout: Optional[float] = 600, dump_dir: Optional[str] = None,
+             devices: Optional[rn.DevicePlan] = None) -> dict:
+    """Run every planned call in one subprocess, sandboxed as a program is
+    (``confirm_run``): traced on the production mesh (JAX never sees a device), or, with
+    no ``plan["mesh"]``, run on devices (``dump_dir``: XLA dumps the compiled functions
+    there; ``devices``: where, by default the CPU)."""
     from shardcheck.confirm import _dump_flags
-    env = dict(os.environ)
-    flags = [f for f in env.pop("XLA_FLAGS", "").split()
-             if not f.startswith(("--xla_force_host_platform_device_count", "--xla_dump"))]
-    if plan.get("mesh") is not None:
-        env["JAX_PLATFORMS"] = "cpu"  # tracing needs no accelerator: never initialise one
-    elif dump_dir is not None:
-        flags.append(_dump_flags(dump_dir, sorted({c["target"] for f in plan["files"]
-                                                   for c in f["calls"]})))
-    if flags:
-        env["XLA_FLAGS"] = " ".join(flags)
-    proc = subprocess.run([sys.executable, "-c", _DRIVER], input=json.dumps(plan),
-                          capture_output=True, text=True, timeout=timeout, env=env)
-    marker = [line for line in proc.stdout.splitlines() if line.startswith("@@SCALE@@")]
-    if not marker:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        err: dict = {"type": "RunFailed", "message": tail[0], "line": None, "trace": []}
+    if plan.get("mesh") is not None:  # tracing needs no accelerator: never initialise one
+        where, flags = rn.DevicePlan("cpu", 1), None
+    else:
+        where = devices or rn.DevicePlan("cpu", plan.get("devices") or rn.DEFAULT_CPU_DEVICES)
+        flags = _dump_flags(dump_dir, sorted({c["target"] for f in plan["files"]
+                                              for c in f["calls"]})) if dump_dir else None
+    with rn.Sandbox() as box:
+        plan_path = os.path.join(box.root, "plan.json")
+        with open(plan_path, "w", encoding="utf-8") as fh:
+            json.dump(dict(plan, result=box.result), fh)
+        outcome = rn.run_sandboxed(_DRIVER, rn.program_env(where, flags), timeout, box.cwd,
+                                   box.result, [plan_path])
+    failed = rn.failure(outcome, timeout)
+    if outcome.results is None or failed is not None:
+        err = failed or {"type": "RunFailed", "message": "no results", "line": None, "trace": []}
         return {"results": [{"path": f["path"], "import_error": err, "calls": [], "types": []}
                             for f in plan["files"]], "backend": "", "devices": 0}
-    return json.loads(marker[-1][len("@@SCALE@@"):])
+    return outcome.results
 
 
 def confirm_scale(paths: Sequence[str], mesh: Optional[MeshModel] = None, config=None,
                   project=None, functions: Optional[Dict[str, Sequence[str]]] = None,
-                  devices: int = 8, max_bytes: Optional[int] = None) -> List[ScaleResult]:
+                  devices: int = 8, max_bytes: Optional[int] = None,
+                  timeout: Optional[float] = rn.DEFAULT_TIMEOUT,
+                  where: Optional[rn.DevicePlan] = None) -> List[ScaleResult]:
     """Trace each file's jitted calls on ``mesh`` (the production mesh), or with no mesh
     run them on ``devices`` CPU devices on the program's own meshes. ``functions``:
     per path, the function names to keep (all when a path has none)."""
@@ -224,6 +229,8 @@ def confirm_scale(paths: Sequence[str], mesh: Optional[MeshModel] = None, config
     from shardcheck.analyzer.engine import JitCallSite, check_source, infer_types, jit_calls
     from shardcheck.analyzer.ftypes import ERROR
     base = config or Config()
+    if where is not None:
+        devices = where.devices
     scaled = dataclasses.replace(base, scale_mesh=mesh, _codes=None) if mesh is not None else base
     if max_bytes is None:
         max_bytes = base.max_collective_bytes
@@ -252,7 +259,7 @@ def confirm_scale(paths: Sequence[str], mesh: Optional[MeshModel] = None, config
             if mesh is not None else None, "devices": devices, "files": plan_files}
     dump_dir = tempfile.mkdtemp(prefix="shardcheck-hlo-") if mesh is None else None
     try:
-        run = run_plan(plan, dump_dir=dump_dir) if plan_files else {"results": []}
+        run = run_plan(plan, timeout, dump_dir, where) if plan_files else {"results": []}
         modules = hlo.read_dump(dump_dir) if dump_dir else []
     finally:
         if dump_dir:
@@ -301,7 +308,8 @@ def render_text(results: List[ScaleResult]) -> str:
                    f"{res.path} (named functions alone, {res.devices} {res.backend} devices)")
         if res.import_error is not None:
             e = res.import_error
-            out.append(f"  importing it raised {e['type']}: {e['message'][:200]}")
+            out.append(f"  importing it {e['message']}" if e["type"] == "Timeout" else
+                       f"  importing it raised {e['type']}: {rn.shorten(e['message'], 200)}")
         if not res.calls and res.import_error is None:
             out.append("  no call of a jitted function found")
         for c in res.calls:
@@ -313,7 +321,7 @@ def render_text(results: List[ScaleResult]) -> str:
                 line = f" at line {c.error['line']}" if c.error.get("line") else ""
                 what = ("its inputs cannot be built at this scale" if c.error.get("stage") == "inputs"
                         else f"JAX raised {c.error['type']}{line}")
-                out.append(f"  {at}: {what}: {c.error['message'][:240]}")
+                out.append(f"  {at}: {what}: {rn.shorten(c.error['message'], 240)}")
                 out.append("    " + (f"static analysis at this scale: {', '.join(c.predicted)}"
                                      if c.predicted else "NOT predicted by the static analysis at this scale"))
             else:

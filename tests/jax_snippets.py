@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -188,12 +189,18 @@ def record_programs(paths: Sequence[str], devices: int = 8, timeout: float = 300
     returns it (``types``, ``error``, ``backend``, ``devices``): its own driver source,
     run in a forked child instead of a fresh interpreter."""
     from shardcheck.confirm import _DRIVER
-    jobs = [{"kind": "driver", "code": _DRIVER.format(path=os.path.abspath(p), devices=devices)}
-            for p in paths]
+    results_dir = tempfile.mkdtemp(prefix="jax-snippets-record-")
+    files = [os.path.join(results_dir, f"{i}.json") for i in range(len(paths))]
+    jobs = [{"kind": "driver", "code": _DRIVER.format(path=os.path.abspath(p), devices=devices,
+                                                      result=f)}
+            for p, f in zip(paths, files)]
     out = []
-    for path, res in zip(paths, _run(jobs, timeout)):
-        marker = [l for l in res.get("stdout", "").splitlines() if l.startswith("@@CONFIRM@@")]
-        if res["status"] != "ok" or not marker:
-            raise RuntimeError(f"recording {path} failed: {res}")
-        out.append(json.loads(marker[-1][len("@@CONFIRM@@"):]))
+    try:
+        for path, res, f in zip(paths, _run(jobs, timeout), files):
+            if res["status"] != "ok" or not os.path.exists(f):
+                raise RuntimeError(f"recording {path} failed: {res}")
+            with open(f) as fh:
+                out.append(json.load(fh))
+    finally:
+        shutil.rmtree(results_dir, ignore_errors=True)
     return out
