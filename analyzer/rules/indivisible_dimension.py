@@ -189,7 +189,7 @@ def last_dim_spec(x):
 
 x = jnp.zeros((8, 6))
 y = jax.device_put(x, NamedSharding(mesh, last_dim_spec(x)))
-""", line=9, message='6 is not divisible by 4',
+""", line=13, message='6 is not divisible by 4',
                 jax_error='evenly divide'),
         Invalid("""import jax
 import jax.numpy as jnp
