@@ -17,7 +17,7 @@ import libcst as cst
 
 from . import names as api
 from .. import logical_axes as la
-from ..events import MeshCtx
+from ..events import MeshCtx, SpecUse
 from ..facts import Fact
 from ..values import (UNKNOWN, ArrayVal, Const, MeshVal, QualName, ShardingVal, SpecVal,
                       TupleVal, Value)
@@ -288,3 +288,7 @@ def _nnx_site(it: "Interpreter", c: ApiCall, sharding: Value, node: cst.CSTNode,
         else it.context_mesh(c.ctx)
     it.prove(LogicalResolution("nnx", c.name, names, entries, unmatched,
                                tuple(table.items()), on_mesh, shape), node)
+    if on_mesh is not None:  # NNX shards the value on it: P(*entries) must be valid there
+        spec = SpecVal(_spec_entries(entries), node=node)
+        it.record("spec_uses", SpecUse(spec, node, f"{c.short}(out_sharding=)", on_mesh, shape,
+                                       from_context=mesh is None))
