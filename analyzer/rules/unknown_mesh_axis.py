@@ -72,7 +72,16 @@ mesh = jax.make_mesh((2, 4), ("data", "model"))
 with jax.set_mesh(mesh):
     x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
     y = jax.jit(scale)(x)
-""", line=6, message="did you mean 'data'", jax_error="refer to an axis"),
+""", line=6, message="did you mean 'data'", jax_error="refer to an axis"),        # a Flax logical axis rule mapping to an axis the mesh lacks
+        Invalid("""import jax
+import jax.numpy as jnp
+import flax.linen as nn
+from jax.sharding import AxisType
+RULES = [("batch", "data"), ("embed", "tensor")]
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
+    y = nn.with_logical_constraint(jnp.zeros((8, 16)), ("batch", "embed"))
+""", line=8, message="'tensor'", jax_error="is not found in mesh"),
     ]
 
     def check(self, ctx):
