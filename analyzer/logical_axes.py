@@ -57,7 +57,7 @@ def normalize_mesh_axes(v: Any) -> MeshAxes:
     """A rule's right-hand side as flax sees its leaves: a list (YAML) is a tuple."""
     if isinstance(v, list):
         return tuple(v)
-    return v  # type: ignore[no-any-return]  # None, str, tuple or UNCONSTRAINED as given
+    return v  # None, str, tuple or UNCONSTRAINED as given
 
 
 def normalize_rules(rules: Iterable[Sequence[Any]]) -> Rules:

@@ -121,17 +121,23 @@ def names_of(v: Value) -> Optional[Tuple[Any, ...]]:
     return tuple(out)
 
 
-def _rules_in_force(c: ApiCall, keyword: str = "rules", pos: int = -1) -> Optional[la.Rules]:
-    given = c.args.given(pos, keyword) if pos >= 0 else keyword in c.args.kw
-    if given:
-        v = c.args.get(pos, keyword) if pos >= 0 else c.args.kw[keyword].value
-        if isinstance(v, Const) and v.value is None:
-            return _context_rules(c.ctx)
-        return rules_of(v)
-    return _context_rules(c.ctx)
+def _rules_in_force(it: "Interpreter", c: ApiCall, keyword: str, pos: int) -> Optional[la.Rules]:
+    """A call's ``rules=`` argument, else the rules in force where it is called."""
+    if c.args.given(pos, keyword):
+        v = c.args.get(pos, keyword)
+        if not (isinstance(v, Const) and v.value is None):
+            return rules_of(v)
+    return _context_rules(it, c.ctx)
 
 
-def _context_rules(ctx: MeshCtx) -> Optional[la.Rules]:
+def _context_rules(it: "Interpreter", ctx: MeshCtx) -> Optional[la.Rules]:
+    """The rules ``nn.logical_axis_rules`` set here; where the source sets none, the
+    project's declared ones (``[tool.shardcheck.logical]``)."""
+    if isinstance(ctx.logical_rules, tuple) and ctx.logical_rules:
+        return ctx.logical_rules
+    declared = getattr(it, "logical_config", None)
+    if declared is not None and declared.rules is not None:
+        return declared.rules
     return ctx.logical_rules if isinstance(ctx.logical_rules, tuple) else None
 
 
@@ -162,7 +168,7 @@ def _names_node(c: ApiCall, pos: int, keyword: str) -> cst.CSTNode:
 @models(*(f"{m}.logical_to_mesh_axes" for m in _LINEN))
 def logical_to_mesh_axes(it: "Interpreter", c: ApiCall) -> Value:
     names = names_of(c.args.get(0, "array_dim_names"))
-    rules = _rules_in_force(c, "rules", 1)
+    rules = _rules_in_force(it, c, "rules", 1)
     node = _names_node(c, 0, "array_dim_names")
     if names is None or rules is None:
         return UNKNOWN
@@ -197,7 +203,7 @@ def with_logical_constraint(it: "Interpreter", c: ApiCall) -> Value:
     (on ``NamedSharding(mesh, spec)`` where ``mesh=`` is given)."""
     x = c.args.get(0, "x")
     names = names_of(c.args.get(1, "logical_axis_resources"))
-    rules = _rules_in_force(c, "rules", 2)
+    rules = _rules_in_force(it, c, "rules", 2)
     mesh = c.args.get(3, "mesh")
     node = _names_node(c, 1, "logical_axis_resources")
     if rules is None or names is None or c.args.given(4, "fallback"):
@@ -237,7 +243,7 @@ def with_logical_partitioning(it: "Interpreter", c: ApiCall) -> Value:
     """``nn.with_logical_partitioning(init, names, mesh=None, rules=None)``: the
     parameter's spec is resolved when it is unboxed, under the rules then in force."""
     names = names_of(c.args.get(1, "names"))
-    rules = _rules_in_force(c, "rules", 3)
+    rules = _rules_in_force(it, c, "rules", 3)
     if names is not None and rules is not None:
         try:
             res = la.resolve_linen(names, rules)
@@ -272,7 +278,7 @@ def nnx_variable(it: "Interpreter", c: ApiCall) -> Value:
 def _nnx_site(it: "Interpreter", c: ApiCall, sharding: Value, node: cst.CSTNode,
               shape: Optional[Tuple[Optional[int], ...]]) -> None:
     names = names_of(sharding)
-    context = _context_rules(c.ctx)
+    context = _context_rules(it, c.ctx)
     local_v = c.args.kw.get("sharding_rules")
     local = rules_of(local_v.value) if local_v is not None else None
     if names is None or context is None or (local_v is not None and local is None):

@@ -47,7 +47,8 @@ x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data", "data")))
         Invalid("""import jax
 mesh = jax.make_mesh((2, 4), ("data", "data"))
 """, line=2, message="silently", jax_outcome="wrong-result",
-                witness="assert dict(mesh.shape) == {'data': 2, 'model': 4}, dict(mesh.shape)"),        # two NNX logical names whose rules share a mesh axis (NNX does not skip it)
+                witness="assert dict(mesh.shape) == {'data': 2, 'model': 4}, dict(mesh.shape)"),
+        # two NNX logical names whose rules share a mesh axis (NNX does not skip it)
         Invalid("""import jax
 import jax.numpy as jnp
 from flax import nnx

@@ -51,7 +51,8 @@ from jax import P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
 with jax.set_mesh(mesh):
     h = jnp.zeros((12, 16), out_sharding=P(("data", "model"), None))
-""", line=6, message="12 is not divisible by 8", jax_error="evenly divide"),        # a parameter dim and the mesh axes its Flax logical name resolves to
+""", line=6, message="12 is not divisible by 8", jax_error="evenly divide"),
+        # a parameter dim and the mesh axes its Flax logical name resolves to
         Invalid("""import jax
 import jax.numpy as jnp
 from flax import nnx

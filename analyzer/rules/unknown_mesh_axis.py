@@ -72,7 +72,8 @@ mesh = jax.make_mesh((2, 4), ("data", "model"))
 with jax.set_mesh(mesh):
     x = jax.device_put(jnp.zeros((8, 16)), P("data", None))
     y = jax.jit(scale)(x)
-""", line=6, message="did you mean 'data'", jax_error="refer to an axis"),        # a Flax logical axis rule mapping to an axis the mesh lacks
+""", line=6, message="did you mean 'data'", jax_error="refer to an axis"),
+        # a Flax logical axis rule mapping to an axis the mesh lacks
         Invalid("""import jax
 import jax.numpy as jnp
 import flax.linen as nn
