@@ -221,8 +221,10 @@ def with_logical_constraint(it: "Interpreter", c: ApiCall) -> Value:
     if isinstance(mesh, Const) and mesh.value is None or not c.args.given(3, "mesh"):
         if not c.ctx.known:
             return _unknown_sharding(x)
-        if c.ctx.mesh is None or not c.ctx.abstract:
+        if c.ctx.mesh is None:
             return x  # flax: no mesh defined, the constraint is skipped
+        if not c.ctx.abstract:
+            return _unknown_sharding(x)  # legacy `with mesh:` (skipped) or a declared mesh
         target: Value = SpecVal(_spec_entries(res.entries), node=node)
     elif isinstance(mesh, MeshVal):
         target = ShardingVal(mesh, SpecVal(_spec_entries(res.entries), node=node), c.node)
@@ -298,3 +300,45 @@ def _nnx_site(it: "Interpreter", c: ApiCall, sharding: Value, node: cst.CSTNode,
         spec = SpecVal(_spec_entries(entries), node=node)
         it.record("spec_uses", SpecUse(spec, node, f"{c.short}(out_sharding=)", on_mesh, shape,
                                        from_context=mesh is None))
+
+
+def wrapper_call(it: Any, callee: Value, e: cst.Call, args: list, env: Any,
+                 ctx: MeshCtx) -> Optional[Value]:
+    """A call of a helper ``[tool.shardcheck.logical] wrappers`` declares (``it``: the
+    interpreter, called from its calls half): it means
+    ``nn.with_logical_constraint`` of its array and names arguments; None for others."""
+    from ..interp.state import Arg, CallArgs
+    from ..values import FuncVal
+    if isinstance(callee, QualName):
+        name = callee.name
+    elif isinstance(callee, FuncVal):
+        name = callee.name
+    else:
+        return None
+    w = it.logical_config.wrapper(name)
+    if w is None:
+        return None
+    given = CallArgs(args)
+    if given.starred:
+        return None
+    x = _arg(given, w.array)
+    names = _arg(given, w.names)
+    if x is None or names is None:
+        return UNKNOWN
+    nodes = (_arg_node(given, w.array) or e, _arg_node(given, w.names) or e)
+    call = ApiCall(f"{_LINEN[0]}.with_logical_constraint", e,
+                   CallArgs([Arg(None, "", x, nodes[0]), Arg(None, "", names, nodes[1])]),
+                   env, ctx)
+    return with_logical_constraint(it, call)
+
+
+def _arg(args: Any, which: Any) -> Optional[Value]:
+    if isinstance(which, int):
+        return args.get(which, "") if args.given(which, "") else None
+    return args.kw[which].value if which in args.kw else None
+
+
+def _arg_node(args: Any, which: Any) -> Optional[cst.CSTNode]:
+    if isinstance(which, int):
+        return args.node(which, "")
+    return args.kw[which].node if which in args.kw else None
