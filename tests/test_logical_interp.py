@@ -152,3 +152,10 @@ def test_bad_yaml_exits_2(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 2, r
     assert "does not parse" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_nnx_logical_names_in_a_spec_are_not_mesh_axes():
+    path = ROOT / "logical" / "nnx_spec_names.py"
+    [(_, f)] = _resolutions(path.read_text())
+    assert (f.names, f.entries, f.library) == (("embed", "mlp"), ("data", "model"), "nnx")
+    assert not check_source(path.read_bytes(), str(path))

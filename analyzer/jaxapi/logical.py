@@ -234,6 +234,14 @@ def with_logical_constraint(it: "Interpreter", c: ApiCall) -> Value:
     return constrain(it, replace(c, name=api.WITH_SHARDING_CONSTRAINT), x, target)
 
 
+def _opaque(it: "Interpreter", c: ApiCall) -> Value:
+    """What the call returns beyond the spec (a boxed initializer, a Variable): unknown;
+    a function passed to it may run here. Its ``out_sharding=`` holds logical names, not
+    an array function's mesh spec, so it is not checked as one."""
+    it.pass_functions(c.args.args, c.ctx)
+    return UNKNOWN
+
+
 def _unknown_sharding(x: Value) -> Value:
     if isinstance(x, ArrayVal):
         return ArrayVal(x.shape, node=x.node)
@@ -250,18 +258,18 @@ def with_logical_partitioning(it: "Interpreter", c: ApiCall) -> Value:
         try:
             res = la.resolve_linen(names, rules)
         except la.LogicalAxisError:
-            return UNKNOWN
+            return _opaque(it, c)
         mesh = c.args.get(2, "mesh")
         it.prove(LogicalResolution("linen", c.name, names, res.entries, res.unmatched, rules,
                                    mesh if isinstance(mesh, MeshVal) else it.context_mesh(c.ctx)),
                  _names_node(c, 1, "names"))
-    return UNKNOWN
+    return _opaque(it, c)
 
 
 @models("flax.nnx.with_partitioning", "flax.nnx.spmd.with_partitioning")
 def nnx_with_partitioning(it: "Interpreter", c: ApiCall) -> Value:
     _nnx_site(it, c, c.args.get(1, "sharding"), _names_node(c, 1, "sharding"), None)
-    return UNKNOWN
+    return _opaque(it, c)
 
 
 @models("flax.nnx.Param", "flax.nnx.Variable", "flax.nnx.variablelib.Param",
@@ -274,7 +282,7 @@ def nnx_variable(it: "Interpreter", c: ApiCall) -> Value:
             shape = value.shape if isinstance(value, ArrayVal) else None
             _nnx_site(it, c, a.value, a.node or c.node, shape)
             break
-    return UNKNOWN
+    return _opaque(it, c)
 
 
 def _nnx_site(it: "Interpreter", c: ApiCall, sharding: Value, node: cst.CSTNode,
