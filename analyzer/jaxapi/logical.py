@@ -64,6 +64,15 @@ class LogicalResolution(Fact):
     shape: Optional[Tuple[Optional[int], ...]] = None
 
 
+@dataclass(frozen=True)
+class LogicalNamesRepeated(Fact):
+    """Linen logical names that name one dim twice: flax raises ValueError."""
+
+    api: str
+    names: Tuple[Any, ...]
+    repeated: Tuple[str, ...]
+
+
 def rules_of(v: Value) -> Optional[la.Rules]:
     """A rule table written as constants: pairs of (name, None | axis | axes)."""
     if not isinstance(v, TupleVal):
@@ -172,13 +181,23 @@ def logical_to_mesh_axes(it: "Interpreter", c: ApiCall) -> Value:
     node = _names_node(c, 0, "array_dim_names")
     if names is None or rules is None:
         return UNKNOWN
-    try:
-        res = la.resolve_linen(names, rules)
-    except la.LogicalAxisError:
+    res = _resolve_linen(it, c, names, rules, node)
+    if res is None:
         return UNKNOWN
     it.prove(LogicalResolution("linen", c.name, names, res.entries, res.unmatched, rules,
                                it.context_mesh(c.ctx)), node)
     return SpecVal(_spec_entries(res.entries), node=node)
+
+
+def _resolve_linen(it: "Interpreter", c: ApiCall, names: Tuple[Any, ...], rules: la.Rules,
+                   node: cst.CSTNode) -> Optional[la.Resolution]:
+    """flax's resolution; None (and a fact) where flax raises on repeated names."""
+    try:
+        return la.resolve_linen(names, rules)
+    except la.LogicalAxisError:
+        seen = [n for i, n in enumerate(names) if isinstance(n, str) and n in names[:i]]
+        it.prove(LogicalNamesRepeated(c.name, names, tuple(dict.fromkeys(seen))), node)
+        return None
 
 
 def _spec_entries(entries: Tuple[Any, ...]) -> Tuple[Any, ...]:
@@ -210,9 +229,8 @@ def with_logical_constraint(it: "Interpreter", c: ApiCall) -> Value:
         return _unknown_sharding(x)
     if not rules:
         return x  # flax: "If no axis binding is set, this is a no-op."
-    try:
-        res = la.resolve_linen(names, rules)
-    except la.LogicalAxisError:
+    res = _resolve_linen(it, c, names, rules, node)
+    if res is None:
         return UNKNOWN
     on_mesh = mesh if isinstance(mesh, MeshVal) else it.context_mesh(c.ctx)
     shape = x.shape if isinstance(x, ArrayVal) else None
@@ -255,9 +273,8 @@ def with_logical_partitioning(it: "Interpreter", c: ApiCall) -> Value:
     names = names_of(c.args.get(1, "names"))
     rules = _rules_in_force(it, c, "rules", 3)
     if names is not None and rules is not None:
-        try:
-            res = la.resolve_linen(names, rules)
-        except la.LogicalAxisError:
+        res = _resolve_linen(it, c, names, rules, _names_node(c, 1, "names"))
+        if res is None:
             return _opaque(it, c)
         mesh = c.args.get(2, "mesh")
         it.prove(LogicalResolution("linen", c.name, names, res.entries, res.unmatched, rules,
