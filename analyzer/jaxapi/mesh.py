@@ -17,6 +17,7 @@ from ..interp.state import MeshContextVal
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, TupleVal, Value,
                       int_tuple, str_tuple)
 from .devices import device_setup
+from .logical import enter_rules
 from .registry import ApiCall, attribute_of, hook, models
 
 if TYPE_CHECKING:
@@ -161,16 +162,14 @@ def enter(it: "Interpreter", v: Value, node: cst.CSTNode, ctx: MeshCtx) -> Optio
     if isinstance(v, MeshVal):
         it.record("api_uses", ApiUse("jax.sharding.Mesh.__enter__", node, "with"))
         return _inside(ctx, v, abstract=False)
-    from .logical import enter_rules  # flax's ``with nn.logical_axis_rules(rules):``
-    return enter_rules(it, v, ctx)
+    return enter_rules(it, v, ctx)  # flax's ``with nn.logical_axis_rules(rules):``
 
 
 @hook("statement")
 def statement(it: "Interpreter", v: Value, ctx: MeshCtx) -> Optional[MeshCtx]:
     """``jax.set_mesh(mesh)`` as a statement: the mesh is set from here on."""
     if not isinstance(v, MeshContextVal):
-        from .logical import enter_rules  # flax's ``nn.set_logical_axis_rules(rules)``
-        return enter_rules(it, v, ctx)
+        return enter_rules(it, v, ctx)  # flax's ``nn.set_logical_axis_rules(rules)``
     m = v.mesh if isinstance(v.mesh, MeshVal) else None
     if it.caller == "module" and m is not None:
         it.global_meshes.append(m)
