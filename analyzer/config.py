@@ -13,6 +13,9 @@
     memory-per-file = "2GiB"                # the same for memory (0: none)
     generated-size-limit = "512KiB"         # generated files larger are skipped (0: none)
 
+    [tool.shardcheck.logical]               # Flax logical axis rules (analyzer/logical_config.py)
+    file = "configs/base.yml"
+
     [tool.shardcheck.meshes.production]     # a mesh the source cannot state
     data = 64
     model = 8
@@ -38,7 +41,7 @@ if TYPE_CHECKING:  # imported where used: a run answered from the cache needs ne
 KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "meshes",
               "default-mesh", "cache-dir", "respect-gitignore", "max-collective-bytes",
               "jax-version", "timeout-per-file", "memory-per-file", "generated-size-limit",
-              "confirm-timeout")
+              "confirm-timeout", "logical")
 
 # Per-file budgets: a file whose analysis runs past them gets one ``skipped-file`` finding
 # and the run goes on. Measured cost is ~20-40 s and ~1 GB per MB of source, so these let
@@ -106,6 +109,7 @@ class Config:
     generated_size_limit: int = DEFAULT_GENERATED_SIZE_LIMIT  # bytes; 0: check them all
     root: str = "."
     source: Optional[str] = None  # the file it came from
+    logical: Any = None  # [tool.shardcheck.logical]: a logical_config.LogicalConfig
     _codes: Optional[frozenset] = field(default=None, repr=False, compare=False)
 
     # -- selection -------------------------------------------------------------------------
@@ -152,7 +156,8 @@ class Config:
                            self.default_mesh,
                            self.scale_mesh and list(zip(self.scale_mesh.axis_names,
                                                         self.scale_mesh.axis_sizes)),
-                           self.jax_version, self.generated_size_limit], sort_keys=True, default=str)
+                           self.jax_version, self.generated_size_limit,
+                           self.logical and self.logical.fingerprint()], sort_keys=True, default=str)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -285,6 +290,9 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
     for key in ("memory-per-file", "generated-size-limit"):
         if key in table:
             setattr(cfg, key.replace("-", "_"), parse_bytes(table[key], f"[tool.shardcheck] {key}"))
+    if "logical" in table:
+        from .logical_config import parse as parse_logical
+        cfg.logical = parse_logical(table["logical"], root)
     _check_selectors(cfg)
     return cfg
 

@@ -488,10 +488,11 @@ def analyze(module: cst.Module, module_name: str, config: Config,
     meshes, the default mesh and ``--mesh`` apply everywhere alike."""
     from .compat import profile_for
     from .interp.model import Interpreter
-    return Interpreter(module, module_name, project, config.mesh_values(),
-                       config.default_mesh_value(), definitions_only=definitions_only,
-                       scale_mesh=config.scale_mesh_value(),
-                       profile=profile_for(config.jax_version)).build()
+    it = Interpreter(module, module_name, project, config.mesh_values(),
+                     config.default_mesh_value(), definitions_only=definitions_only,
+                     scale_mesh=config.scale_mesh_value(), profile=profile_for(config.jax_version))
+    it.logical_config = config.logical  # read by jaxapi/logical.py
+    return it.build()
 
 
 class NotAnalysed(Exception):

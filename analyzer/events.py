@@ -37,12 +37,16 @@ class MeshCtx:
     shard_map: Any = None  # the innermost enclosing ShardMapCall event
     eager: bool = False
     abstract: bool = False
+    # flax's logical axis rules in force (``nn.logical_axis_rules``): a tuple of
+    # (logical name, mesh axes) pairs, () when provably none, None when unknown
+    logical_rules: Any = None
 
     def same(self, other: "MeshCtx") -> bool:
         return (self.known == other.known and self.mesh is other.mesh
                 and self.bound_axes == other.bound_axes
                 and self.manual_axes == other.manual_axes and self.shard_map is other.shard_map
-                and self.eager == other.eager and self.abstract == other.abstract)
+                and self.eager == other.eager and self.abstract == other.abstract
+                and self.logical_rules == other.logical_rules)
 
     def traced(self) -> "MeshCtx":
         """This context inside a function JAX traces here (jit, grad, scan, ...)."""
@@ -50,7 +54,7 @@ class MeshCtx:
 
 
 UNKNOWN_CTX = MeshCtx(known=False, bound_axes=None)
-NO_MESH = MeshCtx(known=True, mesh=None, eager=True)  # the module's top level
+NO_MESH = MeshCtx(known=True, mesh=None, eager=True, logical_rules=())  # the module's top level
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,6 +26,7 @@ BAD_VALUES = {
     "memory-per-file": ('"2 GiB please"', "memory-per-file takes a byte count"),
     "generated-size-limit": ("true", "generated-size-limit takes a byte count"),
     "jax-version": ('"0.3"', "jax-version: JAX version '0.3' is not supported"),
+    "logical": ('"cfg.yml"', "[tool.shardcheck.logical] must be a table"),
 }
 
 

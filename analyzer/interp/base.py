@@ -25,6 +25,7 @@ class InterpreterBase:
     profile: "JaxProfile"
     config_meshes: Dict[Tuple[str, ...], MeshVal]
     default_mesh: Optional[MeshVal]
+    logical_config: Any  # analyzer.logical_config.LogicalConfig, or None
     scale_mesh: Optional[MeshVal]
     definitions_only: bool
     env: Env

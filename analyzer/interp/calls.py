@@ -65,6 +65,11 @@ class CallsMixin(InterpreterBase):
 
     def call_value(self, callee: Value, e: cst.Call, args: List[Arg], env: Env,
                    ctx: MeshCtx) -> Value:
+        if self.logical_config is not None and self.logical_config.wrappers:
+            from ..jaxapi.logical import wrapper_call  # a declared logical-constraint helper
+            wrapped = wrapper_call(self, callee, e, args, env, ctx)
+            if wrapped is not None:
+                return wrapped
         if isinstance(callee, QualName):
             return self.call_api(self.profile.canonical(callee.name), e, args, env, ctx)
         call = CallArgs(args)

@@ -49,6 +49,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.config_meshes = config_meshes or {}
         self.default_mesh = default_mesh
         self.scale_mesh = scale_mesh
+        self.logical_config: Any = None  # [tool.shardcheck.logical], set by engine.analyze
         self.definitions_only = definitions_only
         self.env = Env()
         self.funcs: Dict[cst.CSTNode, FuncInfo] = {}

@@ -150,7 +150,7 @@ class StatementsMixin(InterpreterBase):
         inner = ctx
         for item in stmt.items:
             v = self.ev(item.item, env, ctx)
-            entered: Optional[MeshCtx] = get_hook("enter")(self, v, item.item, ctx)
+            entered: Optional[MeshCtx] = get_hook("enter")(self, v, item.item, inner)
             if entered is not None:
                 inner = entered
             elif _is_raises(item.item):

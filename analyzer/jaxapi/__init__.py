@@ -7,6 +7,7 @@ from . import collectives as collectives
 from . import constructors as constructors
 from . import control_flow as control_flow
 from . import jit as jit
+from . import logical as logical
 from . import mesh as mesh
 from . import placement as placement
 from . import runtime_layer as runtime_layer

@@ -17,6 +17,7 @@ from ..interp.state import MeshContextVal
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, TupleVal, Value,
                       int_tuple, str_tuple)
 from .devices import device_setup
+from .logical import enter_rules
 from .registry import ApiCall, attribute_of, hook, models
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def mesh_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode)
 def _inside(ctx: MeshCtx, mesh: MeshVal, abstract: bool = True) -> MeshCtx:
     return MeshCtx(known=True, mesh=mesh, bound_axes=ctx.bound_axes,
                    manual_axes=ctx.manual_axes, shard_map=ctx.shard_map, eager=ctx.eager,
-                   abstract=abstract)
+                   abstract=abstract, logical_rules=ctx.logical_rules)
 
 
 @hook("enter")
@@ -163,14 +164,14 @@ def enter(it: "Interpreter", v: Value, node: cst.CSTNode, ctx: MeshCtx) -> Optio
         it.record("api_uses", ApiUse("jax.sharding.Mesh.__enter__", node, "with",
                                      "auto" if auto else ""))
         return _inside(ctx, v, abstract=False)
-    return None
+    return enter_rules(it, v, ctx)  # flax's ``with nn.logical_axis_rules(rules):``
 
 
 @hook("statement")
 def statement(it: "Interpreter", v: Value, ctx: MeshCtx) -> Optional[MeshCtx]:
     """``jax.set_mesh(mesh)`` as a statement: the mesh is set from here on."""
     if not isinstance(v, MeshContextVal):
-        return None
+        return enter_rules(it, v, ctx)  # flax's ``nn.set_logical_axis_rules(rules)``
     m = v.mesh if isinstance(v.mesh, MeshVal) else None
     if it.caller == "module" and m is not None:
         it.global_meshes.append(m)

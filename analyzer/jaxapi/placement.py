@@ -61,6 +61,12 @@ def _place(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value:
     return placed
 
 
+def constrain(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value:
+    """``x`` placed on ``target`` by the call ``c`` (flax's logical constraints land here
+    as ``with_sharding_constraint`` of their resolved spec)."""
+    return _place(it, c, x, target)
+
+
 def _placed_type(it: "Interpreter", c: ApiCall, x: ArrayVal, placed: ArrayVal,
                  target: Value) -> ArrayVal:
     """The full type of ``x`` after placement (and the assert-like constraint check)."""

@@ -48,6 +48,16 @@ x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data", "data")))
 mesh = jax.make_mesh((2, 4), ("data", "data"))
 """, line=2, message="silently", jax_outcome="wrong-result",
                 witness="assert dict(mesh.shape) == {'data': 2, 'model': 4}, dict(mesh.shape)"),
+        # two NNX logical names whose rules share a mesh axis (NNX does not skip it)
+        Invalid("""import jax
+import jax.numpy as jnp
+from flax import nnx
+from jax.sharding import AxisType
+RULES = [("embed", "data"), ("vocab", ("model", "data"))]
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+with jax.set_mesh(mesh), nnx.logical_axis_rules(RULES):
+    w = nnx.Param(jnp.zeros((16, 64)), out_sharding=("embed", "vocab"))
+""", line=8, message="'data'", jax_error="duplicate"),
     ]
 
     def check(self, ctx):

@@ -262,6 +262,16 @@ def place(params):
 placed = place({"embed": jnp.zeros((50, 16)), "proj": jnp.zeros((16, 8))})
 """, line=6, message='50 is not divisible by 4',
                 jax_error='evenly divide'),
+        # a parameter dim and the mesh axes its Flax logical name resolves to
+        Invalid("""import jax
+import jax.numpy as jnp
+from flax import nnx
+from jax.sharding import AxisType
+RULES = [("embed", "data"), ("mlp", "model")]
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+with jax.set_mesh(mesh), nnx.logical_axis_rules(RULES):
+    w = nnx.Param(jnp.zeros((16, 6)), out_sharding=("embed", "mlp"))
+""", line=8, message="6 is not divisible by 4", jax_error="evenly divide"),
     ]
 
     def check(self, ctx):

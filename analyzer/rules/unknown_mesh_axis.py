@@ -176,6 +176,16 @@ def shard_rows(x, axis="batch"):
 y = shard_rows(jnp.zeros((8, 16)))
 """, line=9, message="'batch'",
                 jax_error='is not found in mesh'),
+        # a Flax logical axis rule mapping to an axis the mesh lacks
+        Invalid("""import jax
+import jax.numpy as jnp
+import flax.linen as nn
+from jax.sharding import AxisType
+RULES = [("batch", "data"), ("embed", "tensor")]
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
+    y = nn.with_logical_constraint(jnp.zeros((8, 16)), ("batch", "embed"))
+""", line=8, message="'tensor'", jax_error="is not found in mesh"),
     ]
 
     def check(self, ctx):
