@@ -145,12 +145,15 @@ def _spec_reason(spec: SpecVal) -> str:
 
 def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
     if it.func_stack:
-        fn = it.func_stack[-1].val.node
+        info = it.func_stack[-1]
+        fn = info.val.node
         params = getattr(fn, "params", None)
         if params is not None and name in _param_names(params):
             label = fn.name.value if isinstance(fn, cst.FunctionDef) else "lambda"
-            return (f"`{name}` is a parameter of `{label}` that no call in view passes "
-                    "a known value")
+            if any(info.call_args.values()):
+                return (f"`{name}` is a parameter of `{label}`, whose calls pass different "
+                        "or unknown values")
+            return f"`{name}` is a parameter of `{label}`, which no call in view passes"
     scope: Optional[Env] = env
     while scope is not None:
         if name in scope.vars:
