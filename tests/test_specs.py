@@ -211,3 +211,19 @@ def test_help_lists_specs():
     assert code == 0 and "specs" in out
     code, out, _ = run(["specs", "--help"], ROOT)
     assert code == 0 and "--format" in out
+
+
+def test_readme_examples_are_the_real_output():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### The sharding map"):readme.index("### Confirm mode")]
+    text = section[section.index("$ shardcheck specs"):]
+    text = text[:text.index("```")]
+    command, *shown = text.strip().splitlines()
+    code, out, _ = run(command.split()[2:], ROOT)
+    assert code == 0
+    real = out.splitlines()
+    assert [line for line in shown if line.strip() != "..."] == [l for l in real if l in shown]
+    assert shown[0] == real[0] and shown[-1] == real[-1] and len(shown) >= 10
+    example = json.loads(section[section.index("```json") + 7:section.rindex("```")])
+    code, out, _ = run(["specs", "--format", "json", example["filename"]], ROOT)
+    assert example in json.loads(out)["sites"]
