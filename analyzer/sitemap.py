@@ -10,7 +10,7 @@ evaluates (code it does not reach) is listed too, as unknown, so the map is comp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -29,7 +29,7 @@ _SITE_CALLS = {
     "with_sharding_constraint": "with_sharding_constraint", "device_put": "device_put",
     "NamedSharding": "NamedSharding", "reshard": "reshard",
     "with_logical_constraint": "logical constraint",
-    "with_logical_partitioning": "logical partitioning", "with_partitioning": "logical partitioning",
+    "with_logical_partitioning": "logical partitioning", "with_partitioning": "partitioning",
 }
 
 
@@ -69,10 +69,11 @@ def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
                     project: Optional[Project]) -> List[Site]:
     model = _model(source, path, config or Config(), project)
     merged = _merge(model.events.sites)
-    functions = _FunctionsOfCalls()
+    analysed = {node for node, info in model.funcs.items() if info.events is not None}
+    functions = _FunctionsOfCalls(analysed)
     model.module.visit(functions)
     reached = {key[0] for key in merged}
-    for node, kind in functions.site_calls:
+    for node, kind in functions.unreached_site_calls:
         if node not in reached:
             merged[(node, kind, "")] = (None, None, NOT_REACHED, None)
     if not merged:
@@ -122,12 +123,15 @@ def _is_none(node: cst.CSTNode) -> bool:
 
 class _FunctionsOfCalls(cst.CSTVisitor):
     """The enclosing function (``Class.method``) of every call, and the calls that are
-    sharding sites by their name."""
+    sharding sites by their name in functions the interpreter never analysed (in an
+    analysed one, a call it did not record is not the JAX API: a local namesake)."""
 
-    def __init__(self) -> None:
+    def __init__(self, analysed: Set[cst.CSTNode]) -> None:
+        self.analysed = analysed
         self.stack: List[str] = []
+        self.scopes: List[cst.CSTNode] = []  # the enclosing functions and lambdas
         self.of: Dict[cst.CSTNode, str] = {}
-        self.site_calls: List[Tuple[cst.CSTNode, str]] = []
+        self.unreached_site_calls: List[Tuple[cst.CSTNode, str]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.stack.append(node.name.value)
@@ -137,12 +141,22 @@ class _FunctionsOfCalls(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.append(node.name.value)
+        self.scopes.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.stack.pop()
+        self.scopes.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.append(node)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.scopes.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         self.of[node] = ".".join(self.stack) if self.stack else "<module>"
+        if not self.scopes or self.scopes[-1] in self.analysed:
+            return  # the module body always runs; an analysed function's sites are recorded
         f = node.func
         name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
         kind = _SITE_CALLS.get(name)
@@ -154,6 +168,6 @@ class _FunctionsOfCalls(cst.CSTVisitor):
         for key in (("in_shardings", "out_shardings") if name in ("jit", "pjit") else
                     ("in_specs", "out_specs") if name == "shard_map" else ()):
             if key in keywords and not _is_none(keywords[key]):
-                self.site_calls.append((node, f"{name.replace('pjit', 'jit')} {key}"))
+                self.unreached_site_calls.append((node, f"{name.replace('pjit', 'jit')} {key}"))
         if kind is not None:
-            self.site_calls.append((node, kind))
+            self.unreached_site_calls.append((node, kind))

@@ -12,7 +12,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from shardcheck.analyzer.sitemap import NOT_REACHED, sharding_sites
+from shardcheck.analyzer.sitemap import sharding_sites
 from test_cli_check import run
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -124,8 +124,11 @@ def test_flax_logical_sites_carry_their_logical_names():
     assert [(s.row, s.function, s.kind, s.logical) for s in sites] == [
         (11, "MlpBlock.__call__", "logical constraint", ("batch", "length", "embed")),
         (12, "MlpBlock.__call__", "logical partitioning", ("embed", "mlp")),
+        (22, "Dense.__call__", "partitioning", None),
     ]
-    assert all(s.spec is None and "logical axis rules" in (s.reason or "") for s in sites)
+    logical = [s for s in sites if s.logical is not None]
+    assert all(s.spec is None and "logical axis rules" in (s.reason or "") for s in logical)
+    assert sites[-1].spec == "P(None, 'model')" and sites[-1].reason is None  # mesh axes
 
 
 def test_a_site_keeps_its_spec_only_where_every_context_agrees(tmp_path):
@@ -155,15 +158,27 @@ def test_a_site_keeps_its_spec_only_where_every_context_agrees(tmp_path):
     assert "different or unknown values" in (by_function["differs"].reason or "")
 
 
-def test_a_site_the_analyzer_does_not_reach_is_listed_as_unknown(tmp_path):
-    src = tmp_path / "unreached.py"
-    src.write_text("import jax\nfrom jax.sharding import PartitionSpec as P\n"
-                   "class A:\n"  # a default nobody's call evaluates
-                   "    def m(self, x=jax.lax.with_sharding_constraint(1, P('data'))):\n"
-                   "        return x\n")
-    sites = _sites(src)
-    assert [(s.row, s.kind, s.spec, s.reason) for s in sites] == [
-        (4, "with_sharding_constraint", None, NOT_REACHED)]
+def test_a_namesake_of_a_sharding_api_is_not_a_site(tmp_path):
+    src = tmp_path / "namesake.py"
+    src.write_text("def with_sharding_constraint(x, spec):\n    return x\n\n"
+                   "def f(x):\n    return with_sharding_constraint(x, ('data',))\n")
+    assert _sites(src) == []
+
+
+def test_sharding_calls_in_functions_never_analysed_are_listed_as_not_reached():
+    from shardcheck.analyzer.sitemap import _FunctionsOfCalls
+    module = cst.parse_module("import jax\n"
+                              "x = jax.device_put(1, s)\n"
+                              "def f(x):\n"
+                              "    y = jax.device_put(x, jax.devices()[0])\n"  # a device
+                              "    step = jax.jit(g, in_shardings=s, out_shardings=None)\n"
+                              "    return jax.lax.with_sharding_constraint(x, s)\n")
+    f = module.body[2]
+    for analysed, expected in (({f}, []), (set(), ["jit in_shardings", "with_sharding_constraint"])):
+        visitor = _FunctionsOfCalls(analysed)
+        module.visit(visitor)
+        assert [kind for _, kind in visitor.unreached_site_calls] == expected
+        assert sorted(set(visitor.of.values())) == ["<module>", "f"]
 
 
 def test_cli_text_groups_by_file_and_function():
@@ -184,13 +199,13 @@ def test_cli_json_site_fields():
                         "tests/specs/flax_logical.py"], ROOT)
     assert code == 0
     data = json.loads(out)
-    assert (data["resolved"], data["total"]) == (14, 17)
+    assert (data["resolved"], data["total"]) == (15, 18)
     first = data["sites"][1]
     assert first == {"filename": "tests/specs/tree_shardings.py",
                      "location": {"row": 13, "column": 10}, "function": "<module>",
                      "kind": "device_put", "path": "['b']", "spec": "P('model')",
                      "logical": None, "mesh": MESH, "reason": None}
-    logical = data["sites"][-2]
+    logical = data["sites"][-3]
     assert logical["logical"] == ["batch", "length", "embed"] and logical["spec"] is None
     assert logical["mesh"] is None and logical["reason"]
 

@@ -225,7 +225,41 @@ def _shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
                         c.args.node(i, key), c.env)
 
 
-@observes(*api.JITS)
+# Flax's own wrappers of jit and shard_map take the same shardings and specs
+FLAX_JITS = ("flax.nnx.jit",)
+FLAX_SHARD_MAPS = ("flax.nnx.shard_map",)
+# Flax's partitioning boxes that name mesh axes directly: name -> index of the names
+MESH_AXIS_PARTITIONING = {"flax.linen.with_partitioning": 1, "flax.core.meta.with_partitioning": 1}
+
+
+@observes(*FLAX_SHARD_MAPS)
+def _flax_shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    mesh = c.args.keyword("mesh")
+    mesh = mesh if isinstance(mesh, MeshVal) else None if mesh is not None else _context_mesh(it, c.ctx)
+    for key in ("in_specs", "out_specs"):
+        a = c.args.kw.get(key)
+        if a is not None:
+            record_site(it, c.node, f"shard_map {key}", a.value, mesh, a.node, c.env)
+
+
+@observes(*MESH_AXIS_PARTITIONING)
+def _partitioning(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    i = MESH_AXIS_PARTITIONING[c.name]
+    names, node = c.args.get(i, "names"), c.args.node(i, "names")
+    spec = _names_spec(names, node)
+    record_site(it, c.node, "partitioning", spec if spec is not None else names,
+                _context_mesh(it, c.ctx), node, c.env)
+
+
+def _names_spec(v: Value, node: Optional[cst.CSTNode]) -> Optional[SpecVal]:
+    """``('embed', None, ('x', 'y'))`` as the PartitionSpec Flax makes of it."""
+    if not isinstance(v, TupleVal):
+        return None
+    from .specs import spec_entry
+    return SpecVal(tuple(spec_entry(i) for i in v.items), node=node)
+
+
+@observes(*api.JITS, *FLAX_JITS)
 def _jit(it: "Interpreter", c: ApiCall, out: Value) -> None:
     for key in ("in_shardings", "out_shardings"):
         a = c.args.kw.get(key)

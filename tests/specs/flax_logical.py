@@ -12,3 +12,12 @@ class MlpBlock(nn.Module):
         kernel = self.param("kernel", nn.with_logical_partitioning(
             nn.initializers.lecun_normal(), ("embed", "mlp")), (x.shape[-1], self.features))
         return jnp.dot(x, kernel)
+
+
+class Dense(nn.Module):
+    """Partitioned by mesh axis names directly: no rule table needed."""
+
+    @nn.compact
+    def __call__(self, x):
+        init = nn.with_partitioning(nn.initializers.lecun_normal(), (None, "model"))
+        return x @ self.param("kernel", init, (x.shape[-1], 16))
