@@ -110,7 +110,7 @@ def _code(node: cst.CSTNode) -> str:
 def unknown_reason(it: "Interpreter", value: Value, node: Optional[cst.CSTNode], env: Env) -> str:
     """Why ``value`` (written as ``node``) is not a known spec, in the source's terms."""
     if isinstance(value, SpecVal):
-        return _spec_reason(value)
+        return _spec_reason(it, value, env)
     if value is not UNKNOWN and not isinstance(value, (ShardingVal, MeshVal)):
         return f"not a sharding or PartitionSpec the analyzer knows ({type(value).__name__})"
     if node is None:
@@ -137,9 +137,16 @@ def _is_spec_call(node: cst.Call) -> bool:
     return name in ("P", "PartitionSpec", "PS", "Pspec")
 
 
-def _spec_reason(spec: SpecVal) -> str:
+def _spec_reason(it: "Interpreter", spec: SpecVal, env: Env) -> str:
     if not spec.complete:
         return f"{spec.describe()}: entries spliced in with * are not known"
+    written = spec.node.args if isinstance(spec.node, cst.Call) and spec.built_at is None else ()
+    for i, e in enumerate(spec.entries):
+        known = e is None or (isinstance(e, tuple) and all(isinstance(a, str) for a in e))
+        if not known and i < len(written) and not written[i].star:
+            entry = written[i].value
+            why = unknown_reason(it, UNKNOWN, entry, env)
+            return f"{spec.describe()}: entry `{_code(entry)}` is not a known axis name ({why})"
     return f"{spec.describe()}: an entry is not a known axis name"
 
 
