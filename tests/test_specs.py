@@ -121,14 +121,16 @@ def test_placements_agree_with_jax(program, jax8):
 
 def test_flax_logical_sites_carry_their_logical_names():
     sites = _sites(PROGRAMS / "flax_logical.py")
-    assert [(s.row, s.function, s.kind, s.logical) for s in sites] == [
-        (11, "MlpBlock.__call__", "logical constraint", ("batch", "length", "embed")),
-        (12, "MlpBlock.__call__", "logical partitioning", ("embed", "mlp")),
-        (22, "Dense.__call__", "partitioning", None),
+    assert [(s.row, s.function, s.kind, s.logical, s.spec) for s in sites] == [
+        (13, "MlpBlock.__call__", "logical constraint", ("batch", "length", "embed"), None),
+        (14, "MlpBlock.__call__", "logical partitioning", ("embed", "mlp"), None),
+        (24, "Dense.__call__", "partitioning", None, "P(None, 'model')"),  # mesh axes
+        (33, "nnx_inits", "partitioning", None, "P('data', 'model')"),
+        (34, "nnx_inits", "logical partitioning", ("embed", "mlp"), None),  # not mesh axes
     ]
     logical = [s for s in sites if s.logical is not None]
-    assert all(s.spec is None and "logical axis rules" in (s.reason or "") for s in logical)
-    assert sites[-1].spec == "P(None, 'model')" and sites[-1].reason is None  # mesh axes
+    assert all("logical" in (s.reason or "") for s in logical)
+    assert sites[3].mesh == MESH and all(s.reason is None for s in sites if s.spec is not None)
 
 
 def test_a_site_keeps_its_spec_only_where_every_context_agrees(tmp_path):
@@ -199,13 +201,13 @@ def test_cli_json_site_fields():
                         "tests/specs/flax_logical.py"], ROOT)
     assert code == 0
     data = json.loads(out)
-    assert (data["resolved"], data["total"]) == (15, 18)
+    assert (data["resolved"], data["total"]) == (16, 20)
     first = data["sites"][1]
     assert first == {"filename": "tests/specs/tree_shardings.py",
                      "location": {"row": 13, "column": 10}, "function": "<module>",
                      "kind": "device_put", "path": "['b']", "spec": "P('model')",
                      "logical": None, "mesh": MESH, "reason": None}
-    logical = data["sites"][-3]
+    logical = data["sites"][-5]
     assert logical["logical"] == ["batch", "length", "embed"] and logical["spec"] is None
     assert logical["mesh"] is None and logical["reason"]
 

@@ -31,8 +31,6 @@ LOGICAL_APIS = {
     "flax.linen.partitioning.with_sharding_constraint": ("logical constraint", 1,
                                                          "logical_axis_resources"),
     "flax.linen.with_logical_partitioning": ("logical partitioning", 1, "names"),
-    "flax.nnx.with_partitioning": ("logical partitioning", 1, "sharding"),
-    "flax.nnx.spmd.with_partitioning": ("logical partitioning", 1, "sharding"),
 }
 
 
@@ -236,7 +234,12 @@ def _shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
 FLAX_JITS = ("flax.nnx.jit",)
 FLAX_SHARD_MAPS = ("flax.nnx.shard_map",)
 # Flax's partitioning boxes that name mesh axes directly: name -> index of the names
-MESH_AXIS_PARTITIONING = {"flax.linen.with_partitioning": 1, "flax.core.meta.with_partitioning": 1}
+# (NNX reads its ``sharding`` names as mesh axes unless sharding rules map them, so names
+# that are not axes of the known mesh are taken as logical.)
+MESH_AXIS_PARTITIONING = {"flax.linen.with_partitioning": (1, "names"),
+                          "flax.core.meta.with_partitioning": (1, "names"),
+                          "flax.nnx.with_partitioning": (1, "sharding"),
+                          "flax.nnx.spmd.with_partitioning": (1, "sharding")}
 
 
 @observes(*FLAX_SHARD_MAPS)
@@ -251,11 +254,16 @@ def _flax_shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
 
 @observes(*MESH_AXIS_PARTITIONING)
 def _partitioning(it: "Interpreter", c: ApiCall, out: Value) -> None:
-    i = MESH_AXIS_PARTITIONING[c.name]
-    names, node = c.args.get(i, "names"), c.args.node(i, "names")
-    spec = _names_spec(names, node)
-    record_site(it, c.node, "partitioning", spec if spec is not None else names,
-                _context_mesh(it, c.ctx), node, c.env)
+    i, name = MESH_AXIS_PARTITIONING[c.name]
+    names, node = c.args.get(i, name), c.args.node(i, name)
+    spec, mesh = _names_spec(names, node), _context_mesh(it, c.ctx)
+    if spec is not None and mesh is not None and mesh.names is not None and c.name.startswith(
+            "flax.nnx") and any(a not in mesh.names for a in spec.axis_names()):
+        it.record("sites", ShardingSite(c.node, "logical partitioning", "", None, mesh,
+                                        f"{spec.describe()} names axes the mesh lacks: logical "
+                                        "names with no sharding rules in view", _logical_names(names)))
+        return
+    record_site(it, c.node, "partitioning", spec if spec is not None else names, mesh, node, c.env)
 
 
 def _names_spec(v: Value, node: Optional[cst.CSTNode]) -> Optional[SpecVal]:

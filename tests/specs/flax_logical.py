@@ -1,6 +1,8 @@
-"""A Flax Linen block that names dims logically (resolved only with a rule table)."""
+"""Flax models that name dims logically (resolved only with a rule table) or by mesh axes."""
 import flax.linen as nn
+import jax
 import jax.numpy as jnp
+from flax import nnx
 
 
 class MlpBlock(nn.Module):
@@ -21,3 +23,13 @@ class Dense(nn.Module):
     def __call__(self, x):
         init = nn.with_partitioning(nn.initializers.lecun_normal(), (None, "model"))
         return x @ self.param("kernel", init, (x.shape[-1], 16))
+
+
+def nnx_inits():
+    """NNX names mesh axes unless sharding rules map them: on a known mesh, names it
+    lacks are logical."""
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    with jax.set_mesh(mesh):
+        fsdp = nnx.with_partitioning(nnx.initializers.lecun_normal(), ("data", "model"))
+        logical = nnx.with_partitioning(nnx.initializers.lecun_normal(), ("embed", "mlp"))
+    return fsdp, logical
