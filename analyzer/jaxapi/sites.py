@@ -47,8 +47,8 @@ def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
         for i, v in enumerate(value.items):
             record_site(it, node, kind, v, mesh, _item(arg, i), env, f"{path}[{i}]", logical)
         return
-    if isinstance(value, Const) and value.value is None and path:
-        return  # a None leaf of a tree of shardings: nothing placed there
+    if isinstance(value, Const) and value.value is None:
+        return  # None: no sharding placed or declared there (the compiler's choice)
     if isinstance(value, ShardingVal):
         mesh = value.mesh if isinstance(value.mesh, MeshVal) else None
         spec_arg = _call_arg(value.node, 1, "spec")
@@ -162,9 +162,38 @@ def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
     scope: Optional[Env] = env
     while scope is not None:
         if name in scope.vars:
-            return f"`{name}` holds a value the analyzer does not resolve"
+            return _assigned_reason(it, name)
         scope = scope.parent
     return f"`{name}` is not defined in the analyzed code"
+
+
+def _assigned_reason(it: "Interpreter", name: str) -> str:
+    """Why the value bound to ``name`` is unknown: what its last assignment in the
+    enclosing function (or module) is assigned from."""
+    body = it.func_stack[-1].val.node if it.func_stack else it.module
+    finder = _LastAssignment(name)
+    body.visit(finder)
+    value = finder.value
+    if isinstance(value, cst.Call):
+        return (f"`{name}` is assigned from `{_code(value.func)}(...)`, whose result the "
+                "analyzer does not know")
+    if value is not None:
+        return f"`{name}` is assigned `{_code(value)}`, which the analyzer does not resolve"
+    return f"`{name}` holds a value the analyzer does not resolve"
+
+
+class _LastAssignment(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.value: Optional[cst.BaseExpression] = None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Name) and t.target.value == self.name for t in node.targets):
+            self.value = node.value
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == self.name and node.value:
+            self.value = node.value
 
 
 def _param_names(params: cst.Parameters) -> List[str]:
