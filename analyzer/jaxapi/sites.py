@@ -6,6 +6,16 @@ Each call that places or declares a sharding (``with_sharding_constraint``,
 values it was given are the analyzer's own resolution, read here leaf by leaf (a tree of
 shardings is one site per leaf, with its path). What is not known gets a reason read
 from the source the value came from.
+
+Logical axis names: a handler that resolves them (Flax's ``with_logical_constraint``,
+a project's declared wrapper) records its own site at its call, with the logical names
+it resolved from::
+
+    record_site(it, c.node, "logical constraint", spec, mesh, names_node, c.env,
+                logical=("batch", "embed"))
+
+and the generic observer below (``_logical``) then leaves that call alone; where no
+handler resolved them, it records the names with the spec unknown.
 """
 
 from __future__ import annotations
