@@ -280,8 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="shardcheck",
         description="An explicit-sharding type checker and static analyzer for JAX.\n\n"
                     "  shardcheck PATH...          check files (same as `shardcheck check`)\n"
-                    "  shardcheck explain SC101    a rule's documentation\n"
-                    "  shardcheck specs PATH...    the sharding map: each sharding site's spec",
+                    "  shardcheck specs PATH...    the sharding map: each sharding site's spec\n"
+                    "  shardcheck explain SC101    a rule's documentation",
         epilog="Sharding type syntax (as str(jax.typeof(x)) prints it):\n\n" + GRAMMAR,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"shardcheck {__version__}")
