@@ -93,7 +93,11 @@ Merged = Tuple[Optional[str], Optional[str], Optional[str], Optional[Tuple[Optio
 
 
 def _merge(sites: List[ShardingSite]) -> Dict[tuple, Merged]:
-    """One entry per (node, kind, path): its spec where every analysis agrees."""
+    """One entry per (node, kind, path): its spec where every analysis agrees. A site
+    known leaf by leaf (a NamedSharding mapped over a tree) drops its record as a whole,
+    made where the leaf was unknown."""
+    by_leaf = {(s.node, s.kind) for s in sites if s.path}
+    sites = [s for s in sites if s.path or s.spec is not None or (s.node, s.kind) not in by_leaf]
     out: Dict[tuple, Merged] = {}
     for s in sites:
         key = (s.node, s.kind, s.path)

@@ -30,11 +30,14 @@ def _table(path: pathlib.Path):
 
 def test_tree_of_shardings_is_one_site_per_leaf():
     assert _table(PROGRAMS / "tree_shardings.py") == [
-        (11, "NamedSharding", "", None),  # the lambda alone: `s` is any leaf
+        (11, "NamedSharding", "['b']", "P('model')"),  # the lambda, leaf by leaf
+        (11, "NamedSharding", "['w']", "P(None, 'model')"),
         (13, "device_put", "['b']", "P('model')"),
         (13, "device_put", "['w']", "P(None, 'model')"),
         (14, "device_put", "['b']", "P('model')"),  # jax.tree.map(partial(NamedSharding, mesh), ...)
         (14, "device_put", "['w']", "P(None, 'model')"),
+        (14, "NamedSharding", "['b']", "P('model')"),
+        (14, "NamedSharding", "['w']", "P(None, 'model')"),
         (15, "device_put", "[0]", "P('data', None)"),
         (15, "device_put", "[1]", "P()"),
         (16, "NamedSharding", "", "P('data', None)"),
@@ -95,7 +98,8 @@ _REPORT = textwrap.dedent('''
     for _name in NAMES:
         _leaves, _ = jax.tree_util.tree_flatten_with_path(globals()[_name])
         for _path, _leaf in _leaves:
-            RESULT[_name + jax.tree_util.keystr(_path)] = repr(_leaf.sharding.spec)
+            _sharding = _leaf if isinstance(_leaf, jax.sharding.NamedSharding) else _leaf.sharding
+            RESULT[_name + jax.tree_util.keystr(_path)] = repr(_sharding.spec)
 ''')
 
 
@@ -109,8 +113,9 @@ def test_placements_agree_with_jax(program, jax8):
     from jax_snippets import run_snippets
     path = PROGRAMS / program
     names = _assigned_names(path)
-    placed = [s for s in _sites(path)
-              if s.kind in ("device_put", "with_sharding_constraint", "reshard") and s.row in names]
+    placed = [s for s in _sites(path) if s.row in names and (
+        s.kind in ("device_put", "with_sharding_constraint", "reshard")
+        or (s.kind == "NamedSharding" and s.path))]  # a tree of NamedShardings, leaf by leaf
     assert len(placed) >= 4
     code = path.read_text() + f"\nNAMES = {sorted({names[s.row] for s in placed})!r}\n" + _REPORT
     (res,) = run_snippets([code])
@@ -201,8 +206,8 @@ def test_cli_json_site_fields():
                         "tests/specs/flax_logical.py"], ROOT)
     assert code == 0
     data = json.loads(out)
-    assert (data["resolved"], data["total"]) == (16, 20)
-    first = data["sites"][1]
+    assert (data["resolved"], data["total"]) == (20, 23)
+    first = data["sites"][2]
     assert first == {"filename": "tests/specs/tree_shardings.py",
                      "location": {"row": 13, "column": 10}, "function": "<module>",
                      "kind": "device_put", "path": "['b']", "spec": "P('model')",

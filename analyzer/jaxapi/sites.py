@@ -27,7 +27,8 @@ import libcst as cst
 from . import names as api
 from ..events import MeshCtx, ShardingSite
 from ..interp.state import Env
-from ..values import UNKNOWN, Const, DictVal, MeshVal, ShardingVal, SpecVal, TupleVal, Value
+from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, ShardingVal, SpecVal, TupleVal,
+                      Value)
 from .registry import ApiCall, observes
 
 if TYPE_CHECKING:
@@ -349,3 +350,38 @@ def _logical_names(v: Value) -> Optional[Tuple[Optional[str], ...]]:
             return None
         out.append(item.value)
     return tuple(out)
+
+
+@observes("jax.tree.map", "jax.tree_util.tree_map")
+def _tree_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    """``jax.tree.map(lambda s: NamedSharding(mesh, s), specs)``: the NamedSharding in the
+    function is one site per leaf of the tree it makes (its analysis on its own, with
+    the leaf unknown, says nothing more; the map drops it)."""
+    if not c.args.pos or not isinstance(out, (DictVal, TupleVal)):
+        return
+    f = c.args.pos[0]
+    inside: set = {c.node}
+    if isinstance(f, FuncVal):
+        collect = _Nodes()
+        f.node.visit(collect)
+        inside |= collect.nodes
+    for path, leaf in _leaves(out, ""):
+        if isinstance(leaf, ShardingVal) and leaf.node is not None and leaf.node in inside:
+            record_site(it, leaf.node, "NamedSharding", leaf, None, None, c.env, path)
+
+
+def _leaves(v: Value, path: str) -> List[Tuple[str, Value]]:
+    if isinstance(v, DictVal):
+        return [x for k, i in v.items for x in _leaves(i, f"{path}[{k!r}]")]
+    if isinstance(v, TupleVal):
+        return [x for n, i in enumerate(v.items) for x in _leaves(i, f"{path}[{n}]")]
+    return [(path, v)]
+
+
+class _Nodes(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.nodes: set = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.nodes.add(node)
+        return True
