@@ -185,3 +185,27 @@ class JitCall:
     args: Tuple[Value, ...]
     kwargs: Tuple[Tuple[str, Value], ...]
     ctx: MeshCtx
+
+
+@dataclass(frozen=True, eq=False)
+class ShardingSite:
+    """One sharding site as the interpreter evaluated it (what ``shardcheck specs`` maps).
+
+    ``kind``: "with_sharding_constraint", "device_put", "NamedSharding", "reshard",
+    "shard_map in_specs", "shard_map out_specs", "jit in_shardings", "jit out_shardings",
+    "logical constraint", ... ``path``: the leaf's path in a tree of shardings
+    (``['w'][0]``; "" for a single sharding). ``spec``: the resolved mesh-axis spec, or
+    None with ``reason`` saying why it is unknown. ``mesh``: the mesh the spec applies
+    to, when known. ``logical``: the logical axis names the spec came from (Flax logical
+    constraints and partitioning; None where the site names mesh axes directly). A
+    handler that resolves logical names records its own site at the call with
+    ``logical`` set; the generic recorder then leaves that call alone.
+    """
+
+    node: cst.CSTNode  # the call (or argument) the site is written at
+    kind: str
+    path: str
+    spec: Optional[SpecVal]
+    mesh: Optional[MeshVal]
+    reason: Optional[str] = None
+    logical: Optional[Tuple[Optional[str], ...]] = None

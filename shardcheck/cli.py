@@ -4,6 +4,7 @@
     shardcheck explain SC101      a rule's docs (code or name)
     shardcheck rules              every rule
     shardcheck parse TYPE...      check sharding type strings
+    shardcheck specs PATH...      the sharding map: every sharding site and its spec
 
 Exit codes: 0 no error-level findings; 1 findings (or an invalid type for ``parse``);
 2 usage, config or internal error.
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import List, Optional
 
-COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm")
+COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm", "specs")
 
 
 def _parser_class() -> type:
@@ -234,6 +235,11 @@ def _cmd_types(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_specs(args: argparse.Namespace) -> int:
+    from shardcheck import specs
+    return specs.run(args, _files_and_project)
+
+
 def _cmd_confirm(args: argparse.Namespace) -> int:
     import json
 
@@ -317,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="shardcheck",
         description="An explicit-sharding type checker and static analyzer for JAX.\n\n"
                     "  shardcheck PATH...          check files (same as `shardcheck check`)\n"
+                    "  shardcheck specs PATH...    the sharding map: each sharding site's spec\n"
                     "  shardcheck explain SC101    a rule's documentation",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"shardcheck {__version__}")
@@ -373,6 +380,14 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--format", choices=("text", "json"), default="text")
     t.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
     t.set_defaults(func=_cmd_types)
+
+    sp = sub.add_parser("specs", help="the sharding map: every sharding site (constraints, "
+                                       "placements, NamedShardings, shard_map and jit specs) "
+                                       "with its resolved mesh-axis spec, or why it is unknown")
+    sp.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    sp.add_argument("--format", choices=("text", "json"), default="text")
+    sp.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    sp.set_defaults(func=_cmd_specs)
 
     cf = sub.add_parser("confirm", help="run programs under JAX and compare the inferred "
                                          "types with jax.typeof")

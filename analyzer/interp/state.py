@@ -9,8 +9,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import libcst as cst
 
 from ..events import (ApiUse, AxisTypedUse, CollectiveCall, FactAt, JitCall, MeshCtx,
-                      MeshMade, MeshMeet, NeedsMesh, ShardMapCall, SpecUse,
-                      TypeRecord)
+                      MeshMade, MeshMeet, NeedsMesh, ShardingSite, ShardMapCall,
+                      SpecUse, TypeRecord)
 from ..values import UNKNOWN, FuncVal, Value, join
 
 
@@ -63,6 +63,7 @@ class Events:
     facts: List[FactAt] = field(default_factory=list)
     types: List[TypeRecord] = field(default_factory=list)
     jit_calls: List[JitCall] = field(default_factory=list)
+    sites: List[ShardingSite] = field(default_factory=list)  # for `shardcheck specs`
 
     def extend(self, other: "Events") -> None:
         for k in self.__dataclass_fields__:

@@ -12,6 +12,7 @@ from . import mesh as mesh
 from . import placement as placement
 from . import runtime_layer as runtime_layer
 from . import shard_map as shard_map
+from . import sites as sites  # after the handlers: it observes their calls
 from . import specs as specs
 from . import transforms as transforms
 from .registry import modelled_names as modelled_names

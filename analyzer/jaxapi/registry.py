@@ -123,7 +123,47 @@ def get_hook(name: str) -> Callable[..., Any]:
     return _HOOKS[name]
 
 
+# Observers see a call after its handler has given it meaning (the sharding-site map
+# records each sharding site as the interpreter evaluates it), without changing it.
+Observer = Callable[[Any, ApiCall, Value], None]
+_OBSERVERS: Dict[str, List[Observer]] = {}
+_OBSERVED: Dict[str, Handler] = {}
+
+
+def observes(*names: str) -> Callable[[Observer], Observer]:
+    """Register ``fn(it, call, result)`` to run after every call of each name in ``names``
+    (modelled or not; an unmodelled call's result is the fallback's)."""
+    def register(fn: Observer) -> Observer:
+        for n in names:
+            _OBSERVERS.setdefault(n, []).append(fn)
+            _OBSERVED.pop(n, None)
+        return fn
+    return register
+
+
+def _observed(name: str, fn: Handler) -> Handler:
+    wrapped = _OBSERVED.get(name)
+    if wrapped is None:
+        observers = _OBSERVERS[name]
+
+        def wrapped(it: Any, c: ApiCall) -> Value:
+            out = fn(it, c)
+            for observe in observers:
+                observe(it, c, out)
+            return out
+        _OBSERVED[name] = wrapped
+    return wrapped
+
+
 def handler_for(name: str) -> Optional[Handler]:
+    fn = _handler_for(name)
+    if name in _OBSERVERS:
+        fallback = fn or _BY_NAME.get("")
+        return _observed(name, fallback) if fallback is not None else None
+    return fn
+
+
+def _handler_for(name: str) -> Optional[Handler]:
     fn = _BY_NAME.get(name)
     if fn is not None:
         return fn

@@ -15,7 +15,7 @@ from .. import transfer as tr
 from ..events import MeshCtx
 from ..interp.state import Arg, Env, GradVal, ShardMapFactory
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal,
-                      QualName, TupleVal, Value, const_int, const_str)
+                      QualName, ShardingVal, SpecVal, TupleVal, Value, const_int, const_str)
 from .control_flow import CONTROL_FLOW
 from .provenance import Origin, leaves, note
 from .registry import ApiCall, calls, hook, models
@@ -108,14 +108,16 @@ def _grad_like(v: Value) -> Value:
 def tree_map(it: "Interpreter", c: ApiCall) -> Value:
     if len(c.args.pos) >= 2:
         it.pass_functions(c.args.args, c.ctx, opaque=False)
-        mapped = _tree_map(it, c.args.pos[0], c.args.pos[1:], c.ctx)
+        mapped = _tree_map(it, c.args.pos[0], c.args.pos[1:], c.ctx, c)
         if mapped is not None:
             return mapped
     return wrapper(it, c)
 
 
-def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx) -> Optional[Value]:
-    """jax.tree.map over dicts/tuples of known structure: f on each leaf."""
+def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx,
+              c: Optional[ApiCall] = None) -> Optional[Value]:
+    """jax.tree.map over dicts/tuples of known structure: f on each leaf (arrays, and
+    the specs and shardings of a tree of shardings, which JAX treats as leaves)."""
     if not isinstance(f, (FuncVal, PartialVal, JitVal)):
         return None
     first = trees[0]
@@ -123,19 +125,29 @@ def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx) -> 
         keys = [k for k, _ in first.items]
         if not all(isinstance(t, DictVal) and [k for k, _ in t.items] == keys for t in trees):
             return None
-        out = [(k, _tree_map(it, f, [t.get(k) for t in trees], ctx)) for k in keys]  # type: ignore[attr-defined]  # all DictVal
+        out = [(k, _tree_map(it, f, [t.get(k) for t in trees], ctx, c)) for k in keys]  # type: ignore[attr-defined]  # all DictVal
         return DictVal(tuple((k, v if v is not None else UNKNOWN) for k, v in out))
     if isinstance(first, TupleVal):
         n = len(first.items)
         if not all(isinstance(t, TupleVal) and len(t.items) == n for t in trees):
             return None
-        res = [_tree_map(it, f, [t.items[i] for t in trees], ctx) for i in range(n)]  # type: ignore[attr-defined]  # all TupleVal
+        res = [_tree_map(it, f, [t.items[i] for t in trees], ctx, c) for i in range(n)]  # type: ignore[attr-defined]  # all TupleVal
         return TupleVal(tuple(v if v is not None else UNKNOWN for v in res), first.is_list)
-    if isinstance(f, FuncVal) and isinstance(first, ArrayVal) \
-            and not any(isinstance(t, (DictVal, TupleVal)) for t in trees):
+    leaves_only = all(isinstance(t, (ArrayVal, SpecVal, ShardingVal)) for t in trees) or (
+        isinstance(first, ArrayVal) and not any(isinstance(t, (DictVal, TupleVal)) for t in trees))
+    if isinstance(f, FuncVal) and leaves_only:
         # each leaf's call is checked (a spec tree placing a parameter tree), as if
         # written out: the function's own analysis sees only the leaves' join
         return it.eval_return(f, tuple(trees), {}, ctx, record=True)
+    if isinstance(f, PartialVal) and isinstance(f.func, QualName) and c is not None \
+            and all(isinstance(t, (SpecVal, ShardingVal)) for t in trees):  # partial(NamedSharding, mesh)
+        saved, it.cur = it.cur, None  # evaluated for its value: the site is the tree's
+        try:
+            args = [Arg(None, "", a, c.node) for a in tuple(f.args) + tuple(trees)]
+            args += [Arg(k, "", v, c.node) for k, v in f.kwargs]
+            return it.call_api(it.profile.canonical(f.func.name), c.node, args, c.env, ctx)
+        finally:
+            it.cur = saved
     return UNKNOWN
 
 

@@ -1,0 +1,387 @@
+"""Sharding sites, recorded as the interpreter evaluates them (``shardcheck specs``).
+
+Each call that places or declares a sharding (``with_sharding_constraint``,
+``device_put`` with a sharding, ``NamedSharding``, ``reshard``, ``shard_map``'s specs,
+``jit``'s shardings, Flax logical constraints) is observed after its handler ran: the
+values it was given are the analyzer's own resolution, read here leaf by leaf (a tree of
+shardings is one site per leaf, with its path). What is not known gets a reason read
+from the source the value came from.
+
+Logical axis names: a handler that resolves them (Flax's ``with_logical_constraint``,
+a project's declared wrapper) records its own site at its call, with the logical names
+it resolved from::
+
+    record_site(it, c.node, "logical constraint", spec, mesh, names_node, c.env,
+                logical=("batch", "embed"))
+
+and the generic observer below (``_logical``) then leaves that call alone; where no
+handler resolved them, it records the names with the spec unknown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+import libcst as cst
+
+from . import names as api
+from ..events import MeshCtx, ShardingSite
+from ..interp.state import Env
+from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, ShardingVal, SpecVal, TupleVal,
+                      Value)
+from .registry import ApiCall, observes
+
+if TYPE_CHECKING:
+    from ..interp.model import Interpreter
+
+# Flax's logical-axis APIs: canonical name -> (site kind, index and name of the argument
+# holding the logical names)
+LOGICAL_APIS = {
+    "flax.linen.with_logical_constraint": ("logical constraint", 1, "logical_axis_resources"),
+    "flax.linen.spmd.with_logical_constraint": ("logical constraint", 1, "logical_axis_resources"),
+    "flax.linen.partitioning.with_sharding_constraint": ("logical constraint", 1,
+                                                         "logical_axis_resources"),
+    "flax.linen.with_logical_partitioning": ("logical partitioning", 1, "names"),
+}
+
+
+def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
+                mesh: Optional[MeshVal], arg: Optional[cst.CSTNode], env: Env,
+                path: str = "", logical: Optional[Tuple[Optional[str], ...]] = None) -> None:
+    """Record the sites of ``value`` (a spec, a sharding, or a tree of them) placed at
+    ``node``; ``mesh`` is the mesh a bare spec means there (None when unknown)."""
+    if isinstance(value, DictVal):
+        for k, v in value.items:
+            record_site(it, node, kind, v, mesh, _item(arg, k), env, f"{path}[{k!r}]", logical)
+        return
+    if isinstance(value, TupleVal):
+        for i, v in enumerate(value.items):
+            record_site(it, node, kind, v, mesh, _item(arg, i), env, f"{path}[{i}]", logical)
+        return
+    if isinstance(value, Const) and value.value is None:
+        return  # None: no sharding placed or declared there (the compiler's choice)
+    if isinstance(value, ShardingVal):
+        mesh = value.mesh if isinstance(value.mesh, MeshVal) else None
+        spec_arg = _call_arg(value.node, 1, "spec")
+        spec = value.spec
+        if isinstance(spec, SpecVal) and known_spec(spec):
+            it.record("sites", ShardingSite(node, kind, path, spec, mesh, None, logical))
+            return
+        why = unknown_reason(it, spec, spec_arg if spec_arg is not None else arg, env)
+        it.record("sites", ShardingSite(node, kind, path, None, mesh, why, logical))
+        return
+    if isinstance(value, SpecVal) and known_spec(value):
+        it.record("sites", ShardingSite(node, kind, path, value, mesh, None, logical))
+        return
+    it.record("sites", ShardingSite(node, kind, path, None, mesh,
+                                    unknown_reason(it, value, arg, env), logical))
+
+
+def known_spec(spec: SpecVal) -> bool:
+    """Every entry and every axis name of ``spec`` is known."""
+    if not spec.complete:
+        return False
+    for e in spec.entries:
+        if e is not None and not (isinstance(e, tuple) and all(isinstance(a, str) for a in e)):
+            return False
+    return all(isinstance(a, str) for a in spec.unreduced + spec.reduced)
+
+
+def _item(arg: Optional[cst.CSTNode], key: object) -> Optional[cst.CSTNode]:
+    """The written element ``key`` of a literal tuple/list/dict argument (else None)."""
+    if isinstance(arg, (cst.Tuple, cst.List)) and isinstance(key, int):
+        elements = [e for e in arg.elements if isinstance(e, cst.Element)]
+        return elements[key].value if key < len(elements) else None
+    if isinstance(arg, cst.Dict):
+        for e in arg.elements:
+            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) \
+                    and e.key.evaluated_value == key:
+                return e.value
+    return None
+
+
+def _call_arg(node: Optional[cst.CSTNode], i: int, name: str) -> Optional[cst.CSTNode]:
+    """The argument written as parameter ``name`` (position ``i``) of call ``node``."""
+    if not isinstance(node, cst.Call):
+        return None
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    for a in node.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    return positional[i].value if i < len(positional) else None
+
+
+def _code(node: cst.CSTNode) -> str:
+    text = " ".join(cst.Module([]).code_for_node(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def unknown_reason(it: "Interpreter", value: Value, node: Optional[cst.CSTNode], env: Env) -> str:
+    """Why ``value`` (written as ``node``) is not a known spec, in the source's terms."""
+    if isinstance(value, SpecVal):
+        return _spec_reason(it, value, env)
+    if value is not UNKNOWN and not isinstance(value, (ShardingVal, MeshVal)):
+        return f"not a sharding or PartitionSpec the analyzer knows ({type(value).__name__})"
+    if node is None:
+        return "built where the analyzer cannot see (a tree of shardings it does not know)"
+    if isinstance(node, cst.Call) and _is_spec_call(node) and node.args:
+        return f"{_code(node)}: an entry is not a known axis name"
+    if isinstance(node, cst.Name):
+        return _name_reason(it, node.value, env)
+    if isinstance(node, cst.Attribute):
+        base = node.value
+        if isinstance(base, cst.Name) and base.value in ("self", "cls"):
+            return f"`{_code(node)}`: an attribute of the object, which the analyzer does not track"
+        return f"`{_code(node)}`: an attribute the analyzer does not resolve (config or object)"
+    if isinstance(node, cst.Subscript):
+        return f"`{_code(node)}`: an element of a container the analyzer does not know"
+    if isinstance(node, cst.Call):
+        return f"`{_code(node.func)}(...)` returns a value the analyzer does not know"
+    return f"`{_code(node)}` is not resolved"
+
+
+def _is_spec_call(node: cst.Call) -> bool:
+    f = node.func
+    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+    return name in ("P", "PartitionSpec", "PS", "Pspec")
+
+
+def _spec_reason(it: "Interpreter", spec: SpecVal, env: Env) -> str:
+    if not spec.complete:
+        return f"{spec.describe()}: entries spliced in with * are not known"
+    written = spec.node.args if isinstance(spec.node, cst.Call) and spec.built_at is None else ()
+    for i, e in enumerate(spec.entries):
+        known = e is None or (isinstance(e, tuple) and all(isinstance(a, str) for a in e))
+        if not known and i < len(written) and not written[i].star:
+            entry = written[i].value
+            why = unknown_reason(it, UNKNOWN, entry, env)
+            return f"{spec.describe()}: entry `{_code(entry)}` is not a known axis name ({why})"
+    return f"{spec.describe()}: an entry is not a known axis name"
+
+
+def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
+    if it.func_stack:
+        info = it.func_stack[-1]
+        fn = info.val.node
+        params = getattr(fn, "params", None)
+        if params is not None and name in _param_names(params):
+            label = fn.name.value if isinstance(fn, cst.FunctionDef) else "lambda"
+            if any(info.call_args.values()):
+                return (f"`{name}` is a parameter of `{label}`, whose calls pass different "
+                        "or unknown values")
+            return f"`{name}` is a parameter of `{label}`, which no call in view passes"
+    scope: Optional[Env] = env
+    while scope is not None:
+        if name in scope.vars:
+            return _assigned_reason(it, name)
+        scope = scope.parent
+    return f"`{name}` is not defined in the analyzed code"
+
+
+def _assigned_reason(it: "Interpreter", name: str) -> str:
+    """Why the value bound to ``name`` is unknown: what its last assignment in the
+    enclosing function (or module) is assigned from."""
+    body = it.func_stack[-1].val.node if it.func_stack else it.module
+    finder = _LastAssignment(name)
+    body.visit(finder)
+    value = finder.value
+    if isinstance(value, cst.Call):
+        return (f"`{name}` is assigned from `{_code(value.func)}(...)`, whose result the "
+                "analyzer does not know")
+    if value is not None:
+        return f"`{name}` is assigned `{_code(value)}`, which the analyzer does not resolve"
+    return f"`{name}` holds a value the analyzer does not resolve"
+
+
+class _LastAssignment(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.value: Optional[cst.BaseExpression] = None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Name) and t.target.value == self.name for t in node.targets):
+            self.value = node.value
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == self.name and node.value:
+            self.value = node.value
+
+
+def _param_names(params: cst.Parameters) -> List[str]:
+    every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return [p.name.value for p in every]
+
+
+def _context_mesh(it: "Interpreter", ctx: MeshCtx) -> Optional[MeshVal]:
+    return it.context_mesh(ctx)
+
+
+def _arg(it: "Interpreter", c: ApiCall, kind: str, i: int, name: str,
+         mesh: Optional[MeshVal]) -> None:
+    if c.args.given(i, name):
+        record_site(it, c.node, kind, c.args.get(i, name), mesh, c.args.node(i, name), c.env)
+
+
+@observes(api.WITH_SHARDING_CONSTRAINT)
+def _constraint(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    _arg(it, c, "with_sharding_constraint", 1, "shardings", _context_mesh(it, c.ctx))
+
+
+@observes(api.RESHARD)
+def _reshard(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    _arg(it, c, "reshard", 1, "out_shardings", _context_mesh(it, c.ctx))
+
+
+@observes(api.DEVICE_PUT)
+def _device_put(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    target = c.args.get(1, "device")
+    if not c.args.given(1, "device") or (isinstance(target, Const) and target.value is None):
+        return  # no placement named: the default device
+    if is_device(c.args.node(1, "device")):
+        return
+    _arg(it, c, "device_put", 1, "device", _context_mesh(it, c.ctx))
+
+
+def is_device(node: Optional[cst.CSTNode]) -> bool:
+    """``jax.devices()[0]``, ``jax.local_devices()[i]``, ``SingleDeviceSharding(d)``: a
+    device, not a sharding over a mesh."""
+    code = _code(node) if node is not None else ""
+    return "devices()" in code or "SingleDeviceSharding" in code or code.startswith("device")
+
+
+@observes(api.NAMED_SHARDING)
+def _named_sharding(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    mesh = c.args.get(0, "mesh")
+    record_site(it, c.node, "NamedSharding", out, mesh if isinstance(mesh, MeshVal) else None,
+                c.args.node(1, "spec"), c.env)
+
+
+@observes(*api.SHARD_MAPS)
+def _shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    experimental = c.name == api.SHARD_MAP_EXPERIMENTAL
+    mesh = c.args.get(1, "mesh") if experimental else c.args.keyword("mesh")
+    if not isinstance(mesh, MeshVal):
+        mesh = None if mesh is not None and mesh is not UNKNOWN else _context_mesh(it, c.ctx)
+    for i, key in ((2, "in_specs"), (3, "out_specs")):
+        i = i if experimental else len(c.args.args) + 1  # jax.shard_map's are keyword-only
+        if c.args.given(i, key):
+            record_site(it, c.node, f"shard_map {key}", c.args.get(i, key), mesh,
+                        c.args.node(i, key), c.env)
+
+
+# Flax's own wrappers of jit and shard_map take the same shardings and specs
+FLAX_JITS = ("flax.nnx.jit",)
+FLAX_SHARD_MAPS = ("flax.nnx.shard_map",)
+# Flax's partitioning boxes that name mesh axes directly: name -> index of the names
+# (NNX reads its ``sharding`` names as mesh axes unless sharding rules map them, so names
+# that are not axes of the known mesh are taken as logical.)
+MESH_AXIS_PARTITIONING = {"flax.linen.with_partitioning": (1, "names"),
+                          "flax.core.meta.with_partitioning": (1, "names"),
+                          "flax.nnx.with_partitioning": (1, "sharding"),
+                          "flax.nnx.spmd.with_partitioning": (1, "sharding")}
+
+
+@observes(*FLAX_SHARD_MAPS)
+def _flax_shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    mesh = c.args.keyword("mesh")
+    mesh = mesh if isinstance(mesh, MeshVal) else None if mesh is not None else _context_mesh(it, c.ctx)
+    for key in ("in_specs", "out_specs"):
+        a = c.args.kw.get(key)
+        if a is not None:
+            record_site(it, c.node, f"shard_map {key}", a.value, mesh, a.node, c.env)
+
+
+@observes(*MESH_AXIS_PARTITIONING)
+def _partitioning(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    i, name = MESH_AXIS_PARTITIONING[c.name]
+    names, node = c.args.get(i, name), c.args.node(i, name)
+    spec, mesh = _names_spec(names, node), _context_mesh(it, c.ctx)
+    if spec is not None and mesh is not None and mesh.names is not None and c.name.startswith(
+            "flax.nnx") and any(a not in mesh.names for a in spec.axis_names()):
+        it.record("sites", ShardingSite(c.node, "logical partitioning", "", None, mesh,
+                                        f"{spec.describe()} names axes the mesh lacks: logical "
+                                        "names with no sharding rules in view", _logical_names(names)))
+        return
+    record_site(it, c.node, "partitioning", spec if spec is not None else names, mesh, node, c.env)
+
+
+def _names_spec(v: Value, node: Optional[cst.CSTNode]) -> Optional[SpecVal]:
+    """``('embed', None, ('x', 'y'))`` as the PartitionSpec Flax makes of it."""
+    if not isinstance(v, TupleVal):
+        return None
+    from .specs import spec_entry
+    return SpecVal(tuple(spec_entry(i) for i in v.items), node=node)
+
+
+@observes(*api.JITS, *FLAX_JITS)
+def _jit(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    for key in ("in_shardings", "out_shardings"):
+        a = c.args.kw.get(key)
+        if a is not None and not (isinstance(a.value, Const) and a.value.value is None):
+            record_site(it, c.node, f"jit {key}", a.value, _context_mesh(it, c.ctx), a.node, c.env)
+
+
+@observes(*LOGICAL_APIS)
+def _logical(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    kind, i, name = LOGICAL_APIS[c.name]
+    if it.cur is None or any(s.node is c.node for s in it.cur.sites):
+        return  # a handler that resolves the logical names recorded the site itself
+    names = c.args.get(i, name)
+    logical = _logical_names(names)
+    if logical is None:
+        why = unknown_reason(it, names, c.args.node(i, name), c.env)
+        why = f"logical names unknown: {why}"
+    else:
+        why = "logical axis names: no logical axis rules in view resolve them to mesh axes"
+    it.record("sites", ShardingSite(c.node, kind, "", None, None, why, logical))
+
+
+def _logical_names(v: Value) -> Optional[Tuple[Optional[str], ...]]:
+    if isinstance(v, SpecVal):  # nnx.with_partitioning(init, P('embed', 'mlp'))
+        if not known_spec(v):
+            return None
+        return tuple(None if e is None else e[0] if len(e) == 1 else None for e in v.entries)
+    if not isinstance(v, TupleVal):
+        return None
+    out: List[Optional[str]] = []
+    for item in v.items:
+        if not isinstance(item, Const) or not (item.value is None or isinstance(item.value, str)):
+            return None
+        out.append(item.value)
+    return tuple(out)
+
+
+@observes("jax.tree.map", "jax.tree_util.tree_map")
+def _tree_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    """``jax.tree.map(lambda s: NamedSharding(mesh, s), specs)``: the NamedSharding in the
+    function is one site per leaf of the tree it makes (its analysis on its own, with
+    the leaf unknown, says nothing more; the map drops it)."""
+    if not c.args.pos or not isinstance(out, (DictVal, TupleVal)):
+        return
+    f = c.args.pos[0]
+    inside: set = {c.node}
+    if isinstance(f, FuncVal):
+        collect = _Nodes()
+        f.node.visit(collect)
+        inside |= collect.nodes
+    for path, leaf in _leaves(out, ""):
+        if isinstance(leaf, ShardingVal) and leaf.node is not None and leaf.node in inside:
+            record_site(it, leaf.node, "NamedSharding", leaf, None, None, c.env, path)
+
+
+def _leaves(v: Value, path: str) -> List[Tuple[str, Value]]:
+    if isinstance(v, DictVal):
+        return [x for k, i in v.items for x in _leaves(i, f"{path}[{k!r}]")]
+    if isinstance(v, TupleVal):
+        return [x for n, i in enumerate(v.items) for x in _leaves(i, f"{path}[{n}]")]
+    return [(path, v)]
+
+
+class _Nodes(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.nodes: set = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.nodes.add(node)
+        return True

@@ -1,0 +1,177 @@
+"""The sharding map of a file (``shardcheck specs``): every sharding site, the mesh-axis
+spec the analyzer resolved for it (or why it is unknown), its logical names, its mesh.
+
+The sites are the interpreter's own records (``analyzer.jaxapi.sites``); a site the
+analyzer reaches in several contexts (a function called under two meshes, a loop body)
+keeps its spec only where every analysis agrees. A sharding call the analyzer never
+evaluates (code it does not reach) is listed too, as unknown, so the map is complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .config import Config
+from .engine import _deep_or_not_analysed, _model
+from .events import ShardingSite
+from .jaxapi.sites import is_device as _is_device
+from .project import Project
+from .values import MeshVal
+
+NOT_REACHED = "not reached by the analyzer (code it does not evaluate)"
+
+# The last name of a call that is a sharding site wherever the analyzer meets it
+_SITE_CALLS = {
+    "with_sharding_constraint": "with_sharding_constraint", "device_put": "device_put",
+    "NamedSharding": "NamedSharding", "reshard": "reshard",
+    "with_logical_constraint": "logical constraint",
+    "with_logical_partitioning": "logical partitioning", "with_partitioning": "partitioning",
+}
+
+
+@dataclass(frozen=True)
+class Site:
+    """One sharding site of the map. ``spec``/``mesh`` print as JAX writes them (None
+    when unknown); ``reason`` says why the spec is unknown (None when it is known)."""
+
+    row: int
+    column: int
+    function: str  # "Trainer.step", "<module>"
+    kind: str
+    path: str  # the leaf's path in a tree of shardings, "" for a single sharding
+    spec: Optional[str]
+    logical: Optional[Tuple[Optional[str], ...]]
+    mesh: Optional[str]
+    reason: Optional[str]
+
+
+def format_mesh(mesh: Optional[MeshVal]) -> Optional[str]:
+    """A mesh as the model prints it (``Mesh('data': 2, axis_types=(Explicit,))``), or
+    with ``?`` for what is unknown of it; None for no known mesh."""
+    if mesh is None or mesh.names is None:
+        return None
+    model = mesh.model() if mesh.types is not None else None
+    return str(model) if model is not None else mesh.describe()
+
+
+def sharding_sites(source: bytes | str, path: str = "<string>", config: Optional[Config] = None,
+                   project: Optional[Project] = None) -> List[Site]:
+    """The sharding sites of one file, in source order. Raises ``SyntaxError`` for source
+    that does not decode or parse, ``NotAnalysed`` past the limits."""
+    return _deep_or_not_analysed(_sharding_sites, source, path, config, project)
+
+
+def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
+                    project: Optional[Project]) -> List[Site]:
+    model = _model(source, path, config or Config(), project)
+    merged = _merge(model.events.sites)
+    analysed = {node for node, info in model.funcs.items() if info.events is not None}
+    functions = _FunctionsOfCalls(analysed)
+    model.module.visit(functions)
+    reached = {key[0] for key in merged}
+    for node, kind in functions.unreached_site_calls:
+        if node not in reached:
+            merged[(node, kind, "")] = (None, None, NOT_REACHED, None)
+    if not merged:
+        return []
+    positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    out = []
+    for (node, kind, leaf), (spec, mesh, reason, logical) in merged.items():
+        pos = positions.get(node)
+        if pos is None:  # written in another module (a helper imported from there)
+            continue
+        out.append(Site(pos.start.line, pos.start.column + 1, functions.of.get(node, "<module>"),
+                        kind, leaf, spec, logical, mesh, reason))
+    return sorted(out, key=lambda s: (s.row, s.column, s.kind, s.path))
+
+
+Merged = Tuple[Optional[str], Optional[str], Optional[str], Optional[Tuple[Optional[str], ...]]]
+
+
+def _merge(sites: List[ShardingSite]) -> Dict[tuple, Merged]:
+    """One entry per (node, kind, path): its spec where every analysis agrees. A site
+    known leaf by leaf (a NamedSharding mapped over a tree) drops its record as a whole,
+    made where the leaf was unknown."""
+    by_leaf = {(s.node, s.kind) for s in sites if s.path}
+    sites = [s for s in sites if s.path or s.spec is not None or (s.node, s.kind) not in by_leaf]
+    out: Dict[tuple, Merged] = {}
+    for s in sites:
+        key = (s.node, s.kind, s.path)
+        entry = (s.spec.describe() if s.spec is not None else None, format_mesh(s.mesh),
+                 s.reason, s.logical)
+        prev = out.get(key)
+        if prev is None:
+            out[key] = entry
+            continue
+        spec, reason = prev[0], prev[2]
+        if prev[0] != entry[0]:
+            if prev[0] is not None and entry[0] is not None:
+                reason = (f"resolved differently where the analyzer reaches it: {prev[0]} "
+                          f"and {entry[0]}")
+            else:
+                reason = reason or entry[2]
+            spec = None
+        mesh = prev[1] if prev[1] == entry[1] else None
+        logical = prev[3] if prev[3] == entry[3] else None
+        out[key] = (spec, mesh, reason, logical)
+    return out
+
+
+def _is_none(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+class _FunctionsOfCalls(cst.CSTVisitor):
+    """The enclosing function (``Class.method``) of every call, and the calls that are
+    sharding sites by their name in functions the interpreter never analysed (in an
+    analysed one, a call it did not record is not the JAX API: a local namesake)."""
+
+    def __init__(self, analysed: Set[cst.CSTNode]) -> None:
+        self.analysed = analysed
+        self.stack: List[str] = []
+        self.scopes: List[cst.CSTNode] = []  # the enclosing functions and lambdas
+        self.of: Dict[cst.CSTNode, str] = {}
+        self.unreached_site_calls: List[Tuple[cst.CSTNode, str]] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.stack.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append(node.name.value)
+        self.scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.stack.pop()
+        self.scopes.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.append(node)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.scopes.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.of[node] = ".".join(self.stack) if self.stack else "<module>"
+        if not self.scopes or self.scopes[-1] in self.analysed:
+            return  # the module body always runs; an analysed function's sites are recorded
+        f = node.func
+        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        kind = _SITE_CALLS.get(name)
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if name == "device_put":
+            target = keywords.get("device", node.args[1].value if len(node.args) > 1 else None)
+            if target is None or _is_device(target) or _is_none(target):
+                kind = None  # no placement named, or a device
+        for key in (("in_shardings", "out_shardings") if name in ("jit", "pjit") else
+                    ("in_specs", "out_specs") if name == "shard_map" else ()):
+            if key in keywords and not _is_none(keywords[key]):
+                self.unreached_site_calls.append((node, f"{name.replace('pjit', 'jit')} {key}"))
+        if kind is not None:
+            self.unreached_site_calls.append((node, kind))

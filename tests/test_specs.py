@@ -1,0 +1,251 @@
+"""``shardcheck specs``: the sharding map. Each program's sites are pinned, and the
+placements among them are compared with what JAX itself reports for the placed arrays
+(``.sharding.spec`` of every leaf, run on 8 CPU devices)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import textwrap
+
+import libcst as cst
+import pytest
+
+from shardcheck.analyzer.sitemap import sharding_sites
+from test_cli_check import run
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PROGRAMS = ROOT / "tests" / "specs"
+MESH = "Mesh('data': 2, 'model': 4, axis_types=(Explicit, Explicit))"
+
+
+def _sites(path: pathlib.Path):
+    return sharding_sites(path.read_text(), str(path))
+
+
+def _table(path: pathlib.Path):
+    return [(s.row, s.kind, s.path, s.spec) for s in _sites(path)]
+
+
+def test_tree_of_shardings_is_one_site_per_leaf():
+    assert _table(PROGRAMS / "tree_shardings.py") == [
+        (11, "NamedSharding", "['b']", "P('model')"),  # the lambda, leaf by leaf
+        (11, "NamedSharding", "['w']", "P(None, 'model')"),
+        (13, "device_put", "['b']", "P('model')"),
+        (13, "device_put", "['w']", "P(None, 'model')"),
+        (14, "device_put", "['b']", "P('model')"),  # jax.tree.map(partial(NamedSharding, mesh), ...)
+        (14, "device_put", "['w']", "P(None, 'model')"),
+        (14, "NamedSharding", "['b']", "P('model')"),
+        (14, "NamedSharding", "['w']", "P(None, 'model')"),
+        (15, "device_put", "[0]", "P('data', None)"),
+        (15, "device_put", "[1]", "P()"),
+        (16, "NamedSharding", "", "P('data', None)"),
+        (16, "NamedSharding", "", "P()"),
+        (17, "NamedSharding", "", "P('data')"),
+        (24, "jit in_shardings", "[0]['b']", "P('model')"),
+        (24, "jit in_shardings", "[0]['w']", "P(None, 'model')"),
+        (24, "jit in_shardings", "[1]", "P('data')"),
+        (24, "jit out_shardings", "", "P()"),
+        (25, "NamedSharding", "", "P()"),
+    ]
+    known = [s for s in _sites(PROGRAMS / "tree_shardings.py") if s.spec is not None]
+    assert {s.mesh for s in known} == {MESH}
+
+
+def test_constraints_shard_map_and_unknown_sources():
+    sites = _sites(PROGRAMS / "constraints.py")
+    assert [(s.row, s.function, s.kind, s.path, s.spec) for s in sites] == [
+        (10, "<module>", "device_put", "", "P('data', None)"),  # a bare spec: the context mesh
+        (11, "<module>", "reshard", "", "P('data', 'model')"),
+        (12, "<module>", "with_sharding_constraint", "", "P('data', 'model')"),
+        (13, "<module>", "reshard", "", "P(None, 'model')"),
+        (14, "<module>", "device_put", "", "P('model', None)"),
+        (14, "<module>", "NamedSharding", "", "P('model', None)"),
+        (15, "<module>", "device_put", "", "P(None, ('data', 'model'))"),
+        (15, "<module>", "NamedSharding", "", "P(None, ('data', 'model'))"),
+        (22, "<module>", "shard_map in_specs", "[0]", "P('data', 'model')"),
+        (22, "<module>", "shard_map in_specs", "[1]", "P('model', None)"),
+        (22, "<module>", "shard_map out_specs", "", "P('data', None)"),
+        (32, "constrain_from_config", "with_sharding_constraint", "", None),
+        (36, "library_helper", "with_sharding_constraint", "", None),
+        (36, "library_helper", "NamedSharding", "", None),
+    ]
+    assert all(s.mesh == MESH for s in sites if s.spec is not None)
+    reasons = {(s.row, s.kind): s.reason for s in sites if s.spec is None}
+    assert "`cfg.activation_spec`" in reasons[(32, "with_sharding_constraint")]
+    assert "`spec` is a parameter of `library_helper`" in reasons[(36, "NamedSharding")]
+    assert all(s.reason is None for s in sites if s.spec is not None)
+
+
+def _assigned_names(path: pathlib.Path):
+    """Row -> the name a module-level assignment binds on that row."""
+    module = cst.parse_module(path.read_text())
+    wrapper = cst.metadata.MetadataWrapper(module)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    out = {}
+    for stmt in wrapper.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+            target = stmt.body[0].targets[0].target
+            if isinstance(target, cst.Name):
+                out[positions[stmt].start.line] = target.value
+    return out
+
+
+_REPORT = textwrap.dedent('''
+    import jax
+    RESULT = {}
+    for _name in NAMES:
+        _leaves, _ = jax.tree_util.tree_flatten_with_path(globals()[_name])
+        for _path, _leaf in _leaves:
+            _sharding = _leaf if isinstance(_leaf, jax.sharding.NamedSharding) else _leaf.sharding
+            RESULT[_name + jax.tree_util.keystr(_path)] = repr(_sharding.spec)
+''')
+
+
+def _as_written(jax_repr: str) -> str:
+    """JAX's ``PartitionSpec('x',)`` as the map (and the source) writes it: ``P('x')``."""
+    return re.sub(r",\)$", ")", jax_repr.replace("PartitionSpec(", "P(", 1))
+
+
+@pytest.mark.parametrize("program", ["tree_shardings.py", "constraints.py"])
+def test_placements_agree_with_jax(program, jax8):
+    from jax_snippets import run_snippets
+    path = PROGRAMS / program
+    names = _assigned_names(path)
+    placed = [s for s in _sites(path) if s.row in names and (
+        s.kind in ("device_put", "with_sharding_constraint", "reshard")
+        or (s.kind == "NamedSharding" and s.path))]  # a tree of NamedShardings, leaf by leaf
+    assert len(placed) >= 4
+    code = path.read_text() + f"\nNAMES = {sorted({names[s.row] for s in placed})!r}\n" + _REPORT
+    (res,) = run_snippets([code])
+    assert res["status"] == "ok", res
+    for s in placed:
+        assert s.spec == _as_written(res["result"][names[s.row] + s.path]), s
+
+
+def test_flax_logical_sites_carry_their_logical_names():
+    sites = _sites(PROGRAMS / "flax_logical.py")
+    assert [(s.row, s.function, s.kind, s.logical, s.spec) for s in sites] == [
+        (13, "MlpBlock.__call__", "logical constraint", ("batch", "length", "embed"), None),
+        (14, "MlpBlock.__call__", "logical partitioning", ("embed", "mlp"), None),
+        (24, "Dense.__call__", "partitioning", None, "P(None, 'model')"),  # mesh axes
+        (33, "nnx_inits", "partitioning", None, "P('data', 'model')"),
+        (34, "nnx_inits", "logical partitioning", ("embed", "mlp"), None),  # not mesh axes
+    ]
+    logical = [s for s in sites if s.logical is not None]
+    assert all("logical" in (s.reason or "") for s in logical)
+    assert sites[3].mesh == MESH and all(s.reason is None for s in sites if s.spec is not None)
+
+
+def test_a_site_keeps_its_spec_only_where_every_context_agrees(tmp_path):
+    src = tmp_path / "ctx.py"
+    src.write_text(textwrap.dedent('''
+        import jax
+        from jax.sharding import AxisType, PartitionSpec as P
+        m1 = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+        m2 = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
+
+        def same(x):
+            return jax.lax.with_sharding_constraint(x, P("data"))
+
+        def differs(x, spec):
+            return jax.lax.with_sharding_constraint(x, spec)
+
+        with jax.set_mesh(m1):
+            same(1)
+            differs(1, P("data"))
+        with jax.set_mesh(m2):
+            same(2)
+            differs(2, P(None))
+    '''))
+    by_function = {s.function: s for s in _sites(src)}
+    assert by_function["same"].spec == "P('data')" and by_function["same"].mesh is None
+    assert by_function["differs"].spec is None
+    assert "different or unknown values" in (by_function["differs"].reason or "")
+
+
+def test_a_namesake_of_a_sharding_api_is_not_a_site(tmp_path):
+    src = tmp_path / "namesake.py"
+    src.write_text("def with_sharding_constraint(x, spec):\n    return x\n\n"
+                   "def f(x):\n    return with_sharding_constraint(x, ('data',))\n")
+    assert _sites(src) == []
+
+
+def test_sharding_calls_in_functions_never_analysed_are_listed_as_not_reached():
+    from shardcheck.analyzer.sitemap import _FunctionsOfCalls
+    module = cst.parse_module("import jax\n"
+                              "x = jax.device_put(1, s)\n"
+                              "def f(x):\n"
+                              "    y = jax.device_put(x, jax.devices()[0])\n"  # a device
+                              "    step = jax.jit(g, in_shardings=s, out_shardings=None)\n"
+                              "    return jax.lax.with_sharding_constraint(x, s)\n")
+    f = module.body[2]
+    for analysed, expected in (({f}, []), (set(), ["jit in_shardings", "with_sharding_constraint"])):
+        visitor = _FunctionsOfCalls(analysed)
+        module.visit(visitor)
+        assert [kind for _, kind in visitor.unreached_site_calls] == expected
+        assert sorted(set(visitor.of.values())) == ["<module>", "f"]
+
+
+def test_cli_text_groups_by_file_and_function():
+    code, out, _ = run(["specs", "tests/specs/constraints.py"], ROOT)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "tests/specs/constraints.py"
+    assert lines[1] == "  <module>"
+    assert lines[2] == f"    10:5  device_put: P('data', None) on {MESH}"
+    assert "  library_helper" in lines
+    assert ("    36:48  NamedSharding: unknown (`spec` is a parameter of `library_helper`, which "
+            "no call in view passes)") in lines
+    assert lines[-1] == "11 of 14 sharding sites resolved to mesh axes (79%)"
+
+
+def test_cli_json_site_fields():
+    code, out, _ = run(["specs", "--format", "json", "tests/specs/tree_shardings.py",
+                        "tests/specs/flax_logical.py"], ROOT)
+    assert code == 0
+    data = json.loads(out)
+    assert (data["resolved"], data["total"]) == (20, 23)
+    first = data["sites"][2]
+    assert first == {"filename": "tests/specs/tree_shardings.py",
+                     "location": {"row": 13, "column": 10}, "function": "<module>",
+                     "kind": "device_put", "path": "['b']", "spec": "P('model')",
+                     "logical": None, "mesh": MESH, "reason": None}
+    logical = data["sites"][-5]
+    assert logical["logical"] == ["batch", "length", "embed"] and logical["spec"] is None
+    assert logical["mesh"] is None and logical["reason"]
+
+
+def test_cli_bad_input_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = (\n")
+    code, _, err = run(["specs", str(bad)], tmp_path)
+    assert code == 2 and "does not parse" in err and "Traceback" not in err
+    code, _, err = run(["specs", str(tmp_path / "missing.py")], tmp_path)
+    assert code == 2 and "no such file" in err
+    code, out, _ = run(["specs", "--format", "json", str(tmp_path)], tmp_path)
+    assert code == 2 and json.loads(out)["total"] == 0  # the unparsable file is skipped
+
+
+def test_help_lists_specs():
+    code, out, _ = run(["--help"], ROOT)
+    assert code == 0 and "specs" in out
+    code, out, _ = run(["specs", "--help"], ROOT)
+    assert code == 0 and "--format" in out
+
+
+def test_readme_examples_are_the_real_output():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### The sharding map"):readme.index("### Confirm mode")]
+    text = section[section.index("$ shardcheck specs"):]
+    text = text[:text.index("```")]
+    command, *shown = text.strip().splitlines()
+    code, out, _ = run(command.split()[2:], ROOT)
+    assert code == 0
+    real = out.splitlines()
+    assert [line for line in shown if line.strip() != "..."] == [l for l in real if l in shown]
+    assert shown[0] == real[0] and shown[-1] == real[-1] and len(shown) >= 10
+    example = json.loads(section[section.index("```json") + 7:section.rindex("```")])
+    code, out, _ = run(["specs", "--format", "json", example["filename"]], ROOT)
+    assert example in json.loads(out)["sites"]
