@@ -249,3 +249,18 @@ def test_readme_examples_are_the_real_output():
     example = json.loads(section[section.index("```json") + 7:section.rindex("```")])
     code, out, _ = run(["specs", "--format", "json", example["filename"]], ROOT)
     assert example in json.loads(out)["sites"]
+
+
+def test_logical_sites_with_rules_in_view_resolve_to_the_mesh_axes_jax_shards_on(jax8):
+    from jax_snippets import run_snippets
+    path = PROGRAMS / "flax_rules.py"
+    sites = _sites(path)
+    assert [(s.row, s.kind, s.logical, s.spec) for s in sites] == [
+        (10, "logical constraint", ("batch", "embed"), "P('data', 'model')"),
+        (12, "logical constraint", ("embed", "mlp"), "P('model', None)"),
+    ]
+    code = path.read_text() + (
+        "\nRESULT = {'acts': repr(acts.sharding.spec), 'hidden': repr(hidden.sharding.spec)}\n")
+    (res,) = run_snippets([code])
+    assert res["status"] == "ok", res
+    assert [_as_written(res["result"][k]) for k in ("acts", "hidden")] == [s.spec for s in sites]

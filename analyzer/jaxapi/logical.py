@@ -186,7 +186,7 @@ def logical_to_mesh_axes(it: "Interpreter", c: ApiCall) -> Value:
         return UNKNOWN
     it.prove(LogicalResolution("linen", c.name, names, res.entries, res.unmatched, rules,
                                it.context_mesh(c.ctx)), node)
-    return SpecVal(_spec_entries(res.entries), node=node)
+    return SpecVal(spec_entries(res.entries), node=node)
 
 
 def _resolve_linen(it: "Interpreter", c: ApiCall, names: Tuple[Any, ...], rules: la.Rules,
@@ -200,7 +200,7 @@ def _resolve_linen(it: "Interpreter", c: ApiCall, names: Tuple[Any, ...], rules:
         return None
 
 
-def _spec_entries(entries: Tuple[Any, ...]) -> Tuple[Any, ...]:
+def spec_entries(entries: Tuple[Any, ...]) -> Tuple[Any, ...]:
     """Resolved entries as the interpreter's SpecVal holds them."""
     out: list = []
     for e in entries:
@@ -243,9 +243,9 @@ def with_logical_constraint(it: "Interpreter", c: ApiCall) -> Value:
             return x  # flax: no mesh defined, the constraint is skipped
         if not c.ctx.abstract:
             return _unknown_sharding(x)  # legacy `with mesh:` (skipped) or a declared mesh
-        target: Value = SpecVal(_spec_entries(res.entries), node=node)
+        target: Value = SpecVal(spec_entries(res.entries), node=node)
     elif isinstance(mesh, MeshVal):
-        target = ShardingVal(mesh, SpecVal(_spec_entries(res.entries), node=node), c.node)
+        target = ShardingVal(mesh, SpecVal(spec_entries(res.entries), node=node), c.node)
     else:
         return _unknown_sharding(x)
     from .placement import constrain  # placement imports mesh, which imports this module
@@ -322,7 +322,7 @@ def _nnx_site(it: "Interpreter", c: ApiCall, sharding: Value, node: cst.CSTNode,
     it.prove(LogicalResolution("nnx", c.name, names, entries, unmatched,
                                tuple(table.items()), on_mesh, shape), node)
     if on_mesh is not None:  # NNX shards the value on it: P(*entries) must be valid there
-        spec = SpecVal(_spec_entries(entries), node=node)
+        spec = SpecVal(spec_entries(entries), node=node)
         it.record("spec_uses", SpecUse(spec, node, f"{c.short}(out_sharding=)", on_mesh, shape,
                                        from_context=mesh is None))
 

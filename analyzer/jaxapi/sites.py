@@ -292,10 +292,29 @@ def _flax_shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
             record_site(it, c.node, f"shard_map {key}", a.value, mesh, a.node, c.env)
 
 
+def _resolved(it: "Interpreter", c: ApiCall, node: Optional[cst.CSTNode]) -> bool:
+    """Record the site of ``c`` from the logical names the logical-axis model resolved
+    there (``jaxapi.logical``'s ``LogicalResolution``); False when it resolved none."""
+    from .logical import LogicalResolution, spec_entries
+    if it.cur is None:
+        return False
+    for at in it.cur.facts:
+        if isinstance(at.fact, LogicalResolution) and at.node in (node, c.node):
+            res = at.fact
+            spec = SpecVal(spec_entries(res.entries), node=at.node)
+            logical = tuple(n if isinstance(n, str) or n is None else None for n in res.names)
+            kind = "logical constraint" if "constraint" in c.name else "logical partitioning"
+            it.record("sites", ShardingSite(c.node, kind, "", spec, res.mesh, None, logical))
+            return True
+    return False
+
+
 @observes(*MESH_AXIS_PARTITIONING)
 def _partitioning(it: "Interpreter", c: ApiCall, out: Value) -> None:
     i, name = MESH_AXIS_PARTITIONING[c.name]
     names, node = c.args.get(i, name), c.args.node(i, name)
+    if _resolved(it, c, node):
+        return
     spec, mesh = _names_spec(names, node), _context_mesh(it, c.ctx)
     if spec is not None and mesh is not None and mesh.names is not None and c.name.startswith(
             "flax.nnx") and any(a not in mesh.names for a in spec.axis_names()):
@@ -327,6 +346,8 @@ def _logical(it: "Interpreter", c: ApiCall, out: Value) -> None:
     kind, i, name = LOGICAL_APIS[c.name]
     if it.cur is None or any(s.node is c.node for s in it.cur.sites):
         return  # a handler that resolves the logical names recorded the site itself
+    if _resolved(it, c, c.args.node(i, name)):
+        return
     names = c.args.get(i, name)
     logical = _logical_names(names)
     if logical is None:
