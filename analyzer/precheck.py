@@ -45,6 +45,7 @@ TRIGGERS = (
     "axis_size",  # the collectives
     "pjit", "xmap", "maps", "thread_resources",  # legacy APIs (deprecated or removed)
     "device_put", "axistype", "typeof",
+    "logical",  # Flax: logical_axis_rules, with_logical_constraint, logical_to_mesh_axes
 )
 # ``jax.P`` (``from jax import P``): the one short alias of the vocabulary.
 _P_ALIAS = re.compile(r"P(?!\w)")  # not preceded by a word character either (checked apart:

@@ -114,7 +114,7 @@ def test_every_handler_family_is_classified():
     families = {family for _, family in _modelled()}
     sharding = families - NEUTRAL_FAMILIES
     assert sharding == {"mesh", "specs", "placement", "collectives", "shard_map",
-                        "runtime_layer"}, "classify a new family in precheck's tests"
+                        "runtime_layer", "logical"}, "classify a new family in precheck's tests"
 
 
 def _spelled(name: str) -> str:
@@ -135,7 +135,19 @@ def _must_trigger():
     return sorted(n for n in names if n)
 
 
-@pytest.mark.parametrize("name", _must_trigger())
+# NNX variables place nothing unless given a sharding keyword (sharding=, out_sharding=,
+# sharding_names=, sharding_rules=): the keyword is what the file must spell
+_BY_KEYWORD = {"flax.nnx.Param", "flax.nnx.Variable", "flax.nnx.variablelib.Param",
+               "flax.nnx.variablelib.Variable"}
+
+
+def test_nnx_variables_are_analysed_by_their_sharding_keywords():
+    from shardcheck.analyzer.jaxapi.logical import _NNX_SHARDING_KEYS
+    assert all(precheck.spells_sharding_api(f"p = nnx.Param(w, {k}=s)\n")
+               for k in _NNX_SHARDING_KEYS)
+
+
+@pytest.mark.parametrize("name", [n for n in _must_trigger() if n not in _BY_KEYWORD])
 def test_each_name_of_the_sharding_vocabulary_triggers_the_analysis(name):
     word = _spelled(name)
     if word == "P":  # jax.P: `from jax import P` spells jax as well
