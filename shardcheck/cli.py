@@ -329,6 +329,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"shardcheck {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
+    _add_check(sub)
+
+    e = sub.add_parser("explain", help="print a rule's documentation")
+    e.add_argument("rule", metavar="RULE", help="a code (SC101) or name (unknown-mesh-axis)")
+    e.set_defaults(func=_cmd_explain)
+
+    r = sub.add_parser("rules", help="list the rules")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+    r.set_defaults(func=_cmd_rules)
+
+    t = sub.add_parser("types", help="print the sharding type inferred at each assignment "
+                                     "(like mypy's reveal_type)")
+    t.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    t.add_argument("--all", action="store_true", help="also list assignments whose type is unknown")
+    t.add_argument("--format", choices=("text", "json"), default="text")
+    t.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    t.set_defaults(func=_cmd_types)
+
+    sp = sub.add_parser("specs", help="the sharding map: every sharding site (constraints, "
+                                       "placements, NamedShardings, shard_map and jit specs) "
+                                       "with its resolved mesh-axis spec, or why it is unknown")
+    sp.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    sp.add_argument("--format", choices=("text", "json"), default="text")
+    sp.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    sp.set_defaults(func=_cmd_specs)
+
+    _add_confirm(sub)
+
+    pp = sub.add_parser("parse", help="check sharding type strings and print them canonically")
+    pp.add_argument("types", nargs="+", metavar="TYPE", help='e.g. "float32[8@data,16]"')
+    pp.add_argument("-v", "--verbose", action="store_true", help="also print the parsed fields")
+    pp.set_defaults(func=_cmd_parse)
+    return p
+
+
+def _add_check(sub) -> None:
     c = sub.add_parser("check", help="check Python files and directories (the default command)")
     c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
     c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
@@ -365,30 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--statistics", action="store_true", help="print timing to stderr")
     c.set_defaults(func=_cmd_check)
 
-    e = sub.add_parser("explain", help="print a rule's documentation")
-    e.add_argument("rule", metavar="RULE", help="a code (SC101) or name (unknown-mesh-axis)")
-    e.set_defaults(func=_cmd_explain)
 
-    r = sub.add_parser("rules", help="list the rules")
-    r.add_argument("--format", choices=("text", "json"), default="text")
-    r.set_defaults(func=_cmd_rules)
-
-    t = sub.add_parser("types", help="print the sharding type inferred at each assignment "
-                                     "(like mypy's reveal_type)")
-    t.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
-    t.add_argument("--all", action="store_true", help="also list assignments whose type is unknown")
-    t.add_argument("--format", choices=("text", "json"), default="text")
-    t.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
-    t.set_defaults(func=_cmd_types)
-
-    sp = sub.add_parser("specs", help="the sharding map: every sharding site (constraints, "
-                                       "placements, NamedShardings, shard_map and jit specs) "
-                                       "with its resolved mesh-axis spec, or why it is unknown")
-    sp.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
-    sp.add_argument("--format", choices=("text", "json"), default="text")
-    sp.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
-    sp.set_defaults(func=_cmd_specs)
-
+def _add_confirm(sub) -> None:
     cf = sub.add_parser("confirm", help="run programs under JAX and compare the inferred "
                                          "types with jax.typeof")
     cf.add_argument("paths", nargs="+", metavar="PATH",
@@ -415,12 +429,6 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--format", choices=("text", "json"), default="text")
     cf.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
     cf.set_defaults(func=_cmd_confirm)
-
-    pp = sub.add_parser("parse", help="check sharding type strings and print them canonically")
-    pp.add_argument("types", nargs="+", metavar="TYPE", help='e.g. "float32[8@data,16]"')
-    pp.add_argument("-v", "--verbose", action="store_true", help="also print the parsed fields")
-    pp.set_defaults(func=_cmd_parse)
-    return p
 
 
 def main(argv: Optional[List[str]] = None) -> int:

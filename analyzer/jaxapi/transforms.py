@@ -133,12 +133,13 @@ def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx,
             return None
         res = [_tree_map(it, f, [t.items[i] for t in trees], ctx, c) for i in range(n)]  # type: ignore[attr-defined]  # all TupleVal
         return TupleVal(tuple(v if v is not None else UNKNOWN for v in res), first.is_list)
-    leaves_only = all(isinstance(t, (ArrayVal, SpecVal, ShardingVal)) for t in trees) or (
-        isinstance(first, ArrayVal) and not any(isinstance(t, (DictVal, TupleVal)) for t in trees))
-    if isinstance(f, FuncVal) and leaves_only:
+    if isinstance(f, FuncVal) and isinstance(first, ArrayVal) \
+            and not any(isinstance(t, (DictVal, TupleVal)) for t in trees):
         # each leaf's call is checked (a spec tree placing a parameter tree), as if
         # written out: the function's own analysis sees only the leaves' join
         return it.eval_return(f, tuple(trees), {}, ctx, record=True)
+    if isinstance(f, FuncVal) and all(isinstance(t, (SpecVal, ShardingVal)) for t in trees):
+        return it.eval_return(f, tuple(trees), {}, ctx)  # a tree of specs made into shardings
     if isinstance(f, PartialVal) and isinstance(f.func, QualName) and c is not None \
             and all(isinstance(t, (SpecVal, ShardingVal)) for t in trees):  # partial(NamedSharding, mesh)
         saved, it.cur = it.cur, None  # evaluated for its value: the site is the tree's
