@@ -197,24 +197,11 @@ def _cmd_types(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     cfg, files, project = loaded
-    from shardcheck.analyzer.engine import NotAnalysed
-    from shardcheck.analyzer.sources import Unreadable, read_source
+    from shardcheck._per_file import analysed
     rows, known, total, status = [], 0, 0, 0
     for path in files:  # a file that cannot be read or analysed is reported; the run goes on
-        try:
-            types = infer_types(read_source(path), path, cfg, project)
-        except Unreadable as e:
-            print(f"{path}: not analysed: {e}", file=sys.stderr)
-            status = 2
-            continue
-        except NotAnalysed as e:
-            print(f"{path}: not analysed: {e}", file=sys.stderr)
-            status = 2
-            continue
-        except SyntaxError as e:
-            msg = str(e.msg or e)  # ours start "this file ...", Python's do not
-            shown = msg if msg.startswith("this file") else f"does not parse: {msg}"
-            print(f"{path}: {shown}".splitlines()[0], file=sys.stderr)
+        types = analysed(infer_types, path, cfg, project)
+        if types is None:
             status = 2
             continue
         for t in types:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any, Callable, Dict, List, Tuple
 
 from shardcheck.analyzer.sitemap import Site
@@ -17,22 +16,13 @@ def run(args: argparse.Namespace, files_and_project: Callable[[argparse.Namespac
     if isinstance(loaded, int):
         return loaded
     cfg, files, project = loaded
-    from shardcheck.analyzer.engine import NotAnalysed
+    from shardcheck._per_file import analysed
     from shardcheck.analyzer.sitemap import sharding_sites
-    from shardcheck.analyzer.sources import Unreadable, read_source
     found: List[Tuple[str, List[Site]]] = []
     status = 0
     for path in files:  # a file that cannot be read or analysed is reported; the run goes on
-        try:
-            sites = sharding_sites(read_source(path), path, cfg, project)
-        except (Unreadable, NotAnalysed) as e:
-            print(f"{path}: not analysed: {e}", file=sys.stderr)
-            status = 2
-            continue
-        except SyntaxError as e:
-            msg = str(e.msg or e)  # ours start "this file ...", Python's do not
-            shown = msg if msg.startswith("this file") else f"does not parse: {msg}"
-            print(f"{path}: {shown}".splitlines()[0], file=sys.stderr)
+        sites = analysed(sharding_sites, path, cfg, project)
+        if sites is None:
             status = 2
             continue
         if sites:
