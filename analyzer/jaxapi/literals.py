@@ -20,6 +20,23 @@ _MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefau
 LITERALS = (cst.Tuple, cst.List, cst.Dict)
 
 
+def literal_item(lit: Optional[cst.CSTNode], key: Any) -> Optional[cst.BaseExpression]:
+    """The written expression of entry ``key`` (an index, or a string dict key) of the
+    literal tuple/list/dict ``lit``; None when ``lit`` is not one, or a ``*`` makes the
+    index uncertain."""
+    if isinstance(lit, (cst.Tuple, cst.List)) and isinstance(key, int):
+        elements = lit.elements
+        if key < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
+            return elements[key].value
+        return None
+    if isinstance(lit, cst.Dict):
+        for e in lit.elements:
+            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) \
+                    and e.key.evaluated_value == key:
+                return e.value
+    return None
+
+
 class Literals:
     """The names of one module bound once to a literal container and never changed."""
 
@@ -48,18 +65,7 @@ class Literals:
     def child(self, node: Optional[cst.CSTNode], key: Any) -> Optional[cst.BaseExpression]:
         """The expression of entry ``key`` (an index, or a dict key) of the literal at
         ``node``; None when the source does not state it plainly."""
-        lit = self.literal(node)
-        if isinstance(lit, (cst.Tuple, cst.List)) and isinstance(key, int):
-            elements = lit.elements
-            if key < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
-                return elements[key].value
-            return None
-        if isinstance(lit, cst.Dict):
-            for e in lit.elements:
-                if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) \
-                        and e.key.evaluated_value == key:
-                    return e.value
-        return None
+        return literal_item(self.literal(node), key)
 
     def states_whole(self, node: Optional[cst.CSTNode]) -> bool:
         """Whether ``node`` is a literal container (or names one) with no ``*``/``**``."""

@@ -29,6 +29,7 @@ from ..events import MeshCtx, ShardingSite
 from ..interp.state import Env
 from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, ShardingVal, SpecVal, TupleVal,
                       Value)
+from .literals import literal_item
 from .registry import ApiCall, observes
 
 if TYPE_CHECKING:
@@ -52,11 +53,11 @@ def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
     ``node``; ``mesh`` is the mesh a bare spec means there (None when unknown)."""
     if isinstance(value, DictVal):
         for k, v in value.items:
-            record_site(it, node, kind, v, mesh, _item(arg, k), env, f"{path}[{k!r}]", logical)
+            record_site(it, node, kind, v, mesh, literal_item(arg, k), env, f"{path}[{k!r}]", logical)
         return
     if isinstance(value, TupleVal):
         for i, v in enumerate(value.items):
-            record_site(it, node, kind, v, mesh, _item(arg, i), env, f"{path}[{i}]", logical)
+            record_site(it, node, kind, v, mesh, literal_item(arg, i), env, f"{path}[{i}]", logical)
         return
     if isinstance(value, Const) and value.value is None:
         return  # None: no sharding placed or declared there (the compiler's choice)
@@ -85,19 +86,6 @@ def known_spec(spec: SpecVal) -> bool:
         if e is not None and not (isinstance(e, tuple) and all(isinstance(a, str) for a in e)):
             return False
     return all(isinstance(a, str) for a in spec.unreduced + spec.reduced)
-
-
-def _item(arg: Optional[cst.CSTNode], key: object) -> Optional[cst.CSTNode]:
-    """The written element ``key`` of a literal tuple/list/dict argument (else None)."""
-    if isinstance(arg, (cst.Tuple, cst.List)) and isinstance(key, int):
-        elements = [e for e in arg.elements if isinstance(e, cst.Element)]
-        return elements[key].value if key < len(elements) else None
-    if isinstance(arg, cst.Dict):
-        for e in arg.elements:
-            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) \
-                    and e.key.evaluated_value == key:
-                return e.value
-    return None
 
 
 def _call_arg(node: Optional[cst.CSTNode], i: int, name: str) -> Optional[cst.CSTNode]:
