@@ -290,9 +290,9 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
     for key in ("memory-per-file", "generated-size-limit"):
         if key in table:
             setattr(cfg, key.replace("-", "_"), parse_bytes(table[key], f"[tool.shardcheck] {key}"))
-    if "logical" in table:
-        from .logical_config import parse as parse_logical
-        cfg.logical = parse_logical(table["logical"], root)
+    if "logical" in table or source is not None:  # a pyproject.toml's table: discovery too
+        from .logical_config import parse_or_discover
+        cfg.logical = parse_or_discover(table.get("logical"), root)
     _check_selectors(cfg)
     return cfg
 
@@ -350,7 +350,9 @@ def load(path: Optional[str] = None, start: str = ".") -> Config:
     if path is None:
         path = find_pyproject(start)
         if path is None:
-            return Config(root=os.path.abspath(start if os.path.isdir(start) else "."))
+            from .logical_config import discover
+            root = os.path.abspath(start if os.path.isdir(start) else ".")
+            return Config(root=root, logical=discover(root))
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # Python 3.10

@@ -209,3 +209,7 @@ class ShardingSite:
     mesh: Optional[MeshVal]
     reason: Optional[str] = None
     logical: Optional[Tuple[Optional[str], ...]] = None
+    # a site inside a helper, evaluated for one call of it: the helper's name, and the
+    # node the site is written at in the helper (``node`` is then the call)
+    via: Optional[str] = None
+    origin: Optional[cst.CSTNode] = None

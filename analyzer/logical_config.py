@@ -10,8 +10,15 @@ its helpers that wrap logical constraints, validated up front (one line, exit 2)
     mesh-axes = ["data", "fsdp", "tensor"]
     # helpers: qualified or bare name -> which argument is the array, which the names
     wrappers = { "mylib.sharding.maybe_shard_with_logical" = { array = 0, names = 1 } }
+    discover = false                        # see below; true by default
 
 The rules apply where the source sets none (no ``nn.logical_axis_rules`` in view).
+
+With neither ``file`` nor ``rules`` set, the rules are discovered: the YAML/JSON files
+under the project root (the directory of pyproject.toml, else the one checked) whose top
+level holds ``logical_axis_rules`` (MaxText-style configs), and ``mesh_axes`` beside it.
+Where several do, ``base``/``default``/``config`` files come first, then the shortest
+path; the file used is named in ``shardcheck specs``. ``discover = false`` turns it off.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from typing import Any, Dict, Optional, Tuple
 from .config import ConfigError, _shown
 from .logical_axes import Rules, normalize_rules
 
-KNOWN_KEYS = ("file", "rules-key", "mesh-axes-key", "rules", "mesh-axes", "wrappers")
+KNOWN_KEYS = ("file", "rules-key", "mesh-axes-key", "rules", "mesh-axes", "wrappers",
+              "discover")
 WHERE = "[tool.shardcheck.logical]"
 
 
@@ -44,6 +52,7 @@ class LogicalConfig:
     mesh_axes: Optional[Tuple[str, ...]] = None
     wrappers: Tuple[Wrapper, ...] = ()
     source: Optional[str] = None  # the YAML/JSON file the rules came from
+    discovered: bool = False  # the file was found by discovery, not named in the config
 
     def wrapper(self, name: str) -> Optional[Wrapper]:
         """The wrapper declared for a called function's qualified name (or its last part)."""
@@ -55,6 +64,83 @@ class LogicalConfig:
 
     def fingerprint(self) -> list:
         return [self.rules, self.mesh_axes, [(w.name, w.array, w.names) for w in self.wrappers]]
+
+
+def parse_or_discover(table: object, root: str) -> Optional[LogicalConfig]:
+    """The declared table (``None`` when absent), with discovered rules where it sets none
+    and does not turn discovery off."""
+    declared = parse(table, root) if table is not None else None
+    if declared is not None and (declared.rules is not None or not _discover_flag(table)):
+        return declared
+    found = discover(root)
+    if found is None:
+        return declared
+    if declared is None:
+        return found
+    return LogicalConfig(found.rules, declared.mesh_axes or found.mesh_axes, declared.wrappers,
+                         found.source, discovered=True)
+
+
+def _discover_flag(table: Any) -> bool:
+    v = table.get("discover", True)
+    if not isinstance(v, bool):
+        raise ConfigError(f"{WHERE} discover must be true or false, got {_shown(v)}")
+    return v
+
+
+_CONFIG_SUFFIXES = (".yml", ".yaml", ".json")
+_SKIP = {"__pycache__", "node_modules", "build", "dist", "site-packages", "venv", "env"}
+_MAX_BYTES = 1 << 20
+_MAX_FILES = 20000  # directory entries looked at, at most: discovery must stay cheap
+
+
+def discover(root: str) -> Optional[LogicalConfig]:
+    """Rules from the first config file under ``root`` that holds valid
+    ``logical_axis_rules`` (see the module docs for the order); None when none does.
+    A file that does not parse, or whose table is not a rule table, is passed over."""
+    for rel in _candidates(root):
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8") as f:
+                text = f.read(_MAX_BYTES + 1)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "logical_axis_rules" not in text or len(text) > _MAX_BYTES:
+            continue
+        try:
+            if rel.endswith(".json"):
+                data = json.loads(text)
+            else:
+                import yaml
+                data = yaml.safe_load(text)
+            if not isinstance(data, dict) or "logical_axis_rules" not in data:
+                continue
+            rules = _rules(data["logical_axis_rules"], rel)
+            axes_v = data.get("mesh_axes")
+            axes = _axes(axes_v, rel) if axes_v is not None else None
+        except Exception:  # yaml.YAMLError, JSONDecodeError, ConfigError: not a rule file
+            continue
+        return LogicalConfig(rules, axes, (), rel, discovered=True)
+    return None
+
+
+def _candidates(root: str) -> list:
+    """Config files under ``root``, relative, in the order discovery tries them."""
+    found = []
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP)
+        seen += len(dirnames) + len(filenames)
+        for name in filenames:
+            if name.endswith(_CONFIG_SUFFIXES):
+                found.append(os.path.relpath(os.path.join(dirpath, name), root))
+        if seen > _MAX_FILES:
+            break
+
+    def order(rel: str) -> tuple:
+        stem = os.path.splitext(os.path.basename(rel))[0].lower()
+        return (stem not in ("base", "default", "config"), rel.count(os.sep), rel)
+
+    return sorted(found, key=order)
 
 
 def parse(table: object, root: str) -> LogicalConfig:

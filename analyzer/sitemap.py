@@ -47,6 +47,7 @@ class Site:
     logical: Optional[Tuple[Optional[str], ...]]
     mesh: Optional[str]
     reason: Optional[str]
+    via: Optional[str] = None  # a site in this helper, as this call reaches it
 
 
 def format_mesh(mesh: Optional[MeshVal]) -> Optional[str]:
@@ -75,18 +76,18 @@ def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
     reached = {key[0] for key in merged}
     for node, kind in functions.unreached_site_calls:
         if node not in reached:
-            merged[(node, kind, "")] = (None, None, NOT_REACHED, None)
+            merged[(node, kind, "", None)] = (None, None, NOT_REACHED, None)
     if not merged:
         return []
     positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
     out = []
-    for (node, kind, leaf), (spec, mesh, reason, logical) in merged.items():
+    for (node, kind, leaf, via), (spec, mesh, reason, logical) in merged.items():
         pos = positions.get(node)
         if pos is None:  # written in another module (a helper imported from there)
             continue
         out.append(Site(pos.start.line, pos.start.column + 1, functions.of.get(node, "<module>"),
-                        kind, leaf, spec, logical, mesh, reason))
-    return sorted(out, key=lambda s: (s.row, s.column, s.kind, s.path))
+                        kind, leaf, spec, logical, mesh, reason, via))
+    return sorted(out, key=lambda s: (s.row, s.column, s.kind, s.path, s.via or ""))
 
 
 Merged = Tuple[Optional[str], Optional[str], Optional[str], Optional[Tuple[Optional[str], ...]]]
@@ -100,7 +101,7 @@ def _merge(sites: List[ShardingSite]) -> Dict[tuple, Merged]:
     sites = [s for s in sites if s.path or s.spec is not None or (s.node, s.kind) not in by_leaf]
     out: Dict[tuple, Merged] = {}
     for s in sites:
-        key = (s.node, s.kind, s.path)
+        key = (s.node, s.kind, s.path, s.via)
         entry = (s.spec.describe() if s.spec is not None else None, format_mesh(s.mesh),
                  s.reason, s.logical)
         prev = out.get(key)
@@ -118,6 +119,26 @@ def _merge(sites: List[ShardingSite]) -> Dict[tuple, Merged]:
         mesh = prev[1] if prev[1] == entry[1] else None
         logical = prev[3] if prev[3] == entry[3] else None
         out[key] = (spec, mesh, reason, logical)
+    return _drop_known_at_origin(out, sites)
+
+
+def _drop_known_at_origin(merged: Dict[tuple, Merged],
+                          sites: List[ShardingSite]) -> Dict[tuple, Merged]:
+    """A helper's site as one call reaches it says something only where that call
+    resolves it and the helper's own analysis does not (or it is written in another
+    file): the others go."""
+    origin = {(s.node, s.kind, s.path, s.via): s.origin for s in sites if s.via is not None}
+    out = {}
+    for key, entry in merged.items():
+        at = origin.get(key)
+        if at is not None and entry[0] is None:
+            continue  # unknown at this call too: the helper's own site says why
+        if at is not None:
+            own = [v for k, v in merged.items() if k[0] is at and k[1] == key[1]
+                   and k[2] == key[2] and k[3] is None]
+            if own and own[0][0] is not None:
+                continue
+        out[key] = entry
     return out
 
 

@@ -27,8 +27,20 @@ def run(args: argparse.Namespace, files_and_project: Callable[[argparse.Namespac
             continue
         if sites:
             found.append((path, sites))
-    print(render_json(found) if args.format == "json" else render_text(found))
+    rules = _rules_source(cfg)
+    print(render_json(found, rules) if args.format == "json" else render_text(found, rules))
     return status
+
+
+def _rules_source(cfg: Any) -> Any:
+    """Where the project's logical axis rules came from, for the map's header (None when
+    the config sets none and none were discovered)."""
+    logical = getattr(cfg, "logical", None)
+    if logical is None or logical.rules is None:
+        return None
+    return {"source": logical.source, "discovered": logical.discovered,
+            "rules": len(logical.rules),
+            "mesh_axes": list(logical.mesh_axes) if logical.mesh_axes is not None else None}
 
 
 def site_json(path: str, s: Site) -> Dict[str, Any]:
@@ -36,22 +48,33 @@ def site_json(path: str, s: Site) -> Dict[str, Any]:
     return {"filename": path, "location": {"row": s.row, "column": s.column},
             "function": s.function, "kind": s.kind, "path": s.path, "spec": s.spec,
             "logical": list(s.logical) if s.logical is not None else None,
-            "mesh": s.mesh, "reason": s.reason}
+            "mesh": s.mesh, "reason": s.reason, "via": s.via}
 
 
 def _counts(found: List[Tuple[str, List[Site]]]) -> Tuple[int, int]:
-    total = sum(len(sites) for _, sites in found)
-    return sum(1 for _, sites in found for s in sites if s.spec is not None), total
+    """(resolved, total) of the sites written in the files; a helper's site listed at a
+    call (``via``) is a resolution of a site counted where it is written, not a site."""
+    own = [s for _, sites in found for s in sites if s.via is None]
+    return sum(1 for s in own if s.spec is not None), len(own)
 
 
-def render_json(found: List[Tuple[str, List[Site]]]) -> str:
+def _per_call(found: List[Tuple[str, List[Site]]]) -> int:
+    return sum(1 for _, sites in found for s in sites if s.via is not None)
+
+
+def render_json(found: List[Tuple[str, List[Site]]], rules: Any = None) -> str:
     resolved, total = _counts(found)
     rows = [site_json(path, s) for path, sites in found for s in sites]
-    return json.dumps({"sites": rows, "resolved": resolved, "total": total}, indent=2)
+    return json.dumps({"sites": rows, "resolved": resolved, "total": total,
+                       "resolved_at_calls": _per_call(found), "logical_rules": rules}, indent=2)
 
 
-def render_text(found: List[Tuple[str, List[Site]]]) -> str:
+def render_text(found: List[Tuple[str, List[Site]]], rules: Any = None) -> str:
     lines: List[str] = []
+    if rules is not None:
+        where = (f"{rules['source']} (discovered)" if rules["discovered"]
+                 else rules["source"] or "[tool.shardcheck.logical]")
+        lines.append(f"logical axis rules: {rules['rules']} from {where}")
     for path, sites in found:
         lines.append(path)
         by_function: Dict[str, List[Site]] = {}
@@ -62,12 +85,14 @@ def render_text(found: List[Tuple[str, List[Site]]]) -> str:
             lines.extend(f"    {_site_line(s)}" for s in group)
     resolved, total = _counts(found)
     share = f"{100.0 * resolved / total:.0f}%" if total else "n/a"
-    lines.append(f"{resolved} of {total} sharding sites resolved to mesh axes ({share})")
+    calls = _per_call(found)
+    more = f"; {calls} more resolved at calls of helpers" if calls else ""
+    lines.append(f"{resolved} of {total} sharding sites resolved to mesh axes ({share}){more}")
     return "\n".join(lines)
 
 
 def _site_line(s: Site) -> str:
-    kind = f"{s.kind}{s.path}"
+    kind = f"{s.kind}{s.path}" + (f" via {s.via}" if s.via else "")
     logical = f" from {_logical(s.logical)}" if s.logical is not None else ""
     if s.spec is None:
         return f"{s.row}:{s.column}  {kind}: unknown{logical} ({s.reason})"

@@ -2,6 +2,7 @@
 ``[tool.shardcheck.logical]``, the resolved spec at each site (with the logical names it
 came from), and the constrained types, checked against flax and JAX on 8 CPU devices."""
 
+import json
 import pathlib
 import subprocess
 import sys
@@ -159,3 +160,75 @@ def test_nnx_logical_names_in_a_spec_are_not_mesh_axes():
     [(_, f)] = _resolutions(path.read_text())
     assert (f.names, f.entries, f.library) == (("embed", "mlp"), ("data", "model"), "nnx")
     assert not check_source(path.read_bytes(), str(path))
+
+
+# -- discovery: a MaxText-style project with its rules in a YAML config ------------------------
+BASE_YML = """# the model's defaults
+mesh_axes: ['data', 'fsdp', 'tensor']
+logical_axis_rules: [['activation_batch', ['data', 'fsdp']], ['activation_embed', 'tensor'],
+                     ['embed', 'fsdp'], ['mlp', 'tensor']]
+"""
+
+LAYER = """import flax.linen as nn
+
+def mlp_block(x):
+    x = nn.with_logical_constraint(x, ("activation_batch", None, "activation_embed"))
+    return x
+"""
+
+
+def _project(tmp_path, pyproject="[project]\nname = 'p'\n"):
+    (tmp_path / "configs" / "models").mkdir(parents=True)
+    (tmp_path / "configs" / "base.yml").write_text(BASE_YML)
+    (tmp_path / "configs" / "models" / "big.yml").write_text("base_emb_dim: 8192\n")
+    (tmp_path / "configs" / "broken.yml").write_text("logical_axis_rules: [[\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "layer.py").write_text(LAYER)
+    if pyproject is not None:
+        (tmp_path / "pyproject.toml").write_text(pyproject)
+
+
+def _specs(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "shardcheck", "specs", "--format", "json",
+                        str(tmp_path / "src")], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("pyproject", ["[project]\nname = 'p'\n", None])
+def test_rules_in_a_yaml_config_are_discovered(tmp_path, pyproject):
+    _project(tmp_path, pyproject)
+    if pyproject is None:  # no pyproject.toml: the directory checked is the root
+        (tmp_path / "src" / "configs").mkdir()
+        (tmp_path / "src" / "configs" / "base.yml").write_text(BASE_YML)
+    data = _specs(tmp_path)
+    [site] = data["sites"]
+    assert site["logical"] == ["activation_batch", None, "activation_embed"]
+    assert site["spec"] == "P(('data', 'fsdp'), None, 'tensor')"
+    assert data["logical_rules"]["discovered"] is True
+    assert data["logical_rules"]["source"].replace("\\", "/") == "configs/base.yml"
+    assert data["logical_rules"]["mesh_axes"] == ["data", "fsdp", "tensor"]
+
+
+def test_discovery_can_be_turned_off_and_never_overrides_declared_rules(tmp_path):
+    _project(tmp_path, "[tool.shardcheck.logical]\ndiscover = false\n")
+    data = _specs(tmp_path)
+    assert data["sites"][0]["spec"] is None and data["logical_rules"] is None
+    cfg = from_table({"logical": {"rules": [["activation_batch", "x"]]}}, root=str(tmp_path))
+    assert cfg.logical.rules == (("activation_batch", "x"),)
+    assert not cfg.logical.discovered
+    with pytest.raises(ConfigError, match="discover must be true or false"):
+        from_table({"logical": {"discover": "no"}}, root=str(tmp_path))
+
+
+def test_discovery_order_and_what_it_passes_over(tmp_path):
+    from shardcheck.analyzer.logical_config import discover
+    assert discover(str(tmp_path)) is None
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "exp.json").write_text(json.dumps({"logical_axis_rules": [["b", "x"]]}))
+    (tmp_path / "notes.yml").write_text("text: logical_axis_rules are elsewhere\n")
+    (tmp_path / "bad.yaml").write_text("logical_axis_rules: 3\n")
+    found = discover(str(tmp_path))
+    assert found.source.replace("\\", "/") == "a/exp.json" and found.mesh_axes is None
+    (tmp_path / "a" / "default.yaml").write_text("logical_axis_rules: [['b', 'y']]\n")
+    assert discover(str(tmp_path)).rules == (("b", "y"),)  # a default file comes first

@@ -211,7 +211,7 @@ def test_cli_json_site_fields():
     assert first == {"filename": "tests/specs/tree_shardings.py",
                      "location": {"row": 13, "column": 10}, "function": "<module>",
                      "kind": "device_put", "path": "['b']", "spec": "P('model')",
-                     "logical": None, "mesh": MESH, "reason": None}
+                     "logical": None, "mesh": MESH, "reason": None, "via": None}
     logical = data["sites"][-5]
     assert logical["logical"] == ["batch", "length", "embed"] and logical["spec"] is None
     assert logical["mesh"] is None and logical["reason"]
@@ -264,3 +264,54 @@ def test_logical_sites_with_rules_in_view_resolve_to_the_mesh_axes_jax_shards_on
     (res,) = run_snippets([code])
     assert res["status"] == "ok", res
     assert [_as_written(res["result"][k]) for k in ("acts", "hidden")] == [s.spec for s in sites]
+
+
+def test_helper_sites_are_listed_at_each_call_with_the_spec_jax_gives(jax8):
+    from jax_snippets import run_snippets
+    path = PROGRAMS / "helpers.py"
+    sites = _sites(path)
+    own = [(s.row, s.kind, s.spec) for s in sites if s.via is None]
+    assert own == [(13, "device_put", None), (13, "NamedSharding", None),
+                   (17, "logical constraint", None)]
+    via = {(s.row, s.kind): (s.via, s.spec, s.logical) for s in sites if s.via is not None}
+    assert via == {  # each call resolves the site; the helper alone cannot
+        (20, "NamedSharding"): ("place", "P('data', None)", None),
+        (20, "device_put"): ("place", "P('data', None)", None),
+        (21, "NamedSharding"): ("place", "P('model', None)", None),
+        (21, "device_put"): ("place", "P('model', None)", None),
+        (23, "logical constraint"): ("shard_logical", "P('data', 'model')", ("batch", "embed")),
+        (24, "logical constraint"): ("shard_logical", "P('data', None)", ("batch", None)),
+    }
+    code = path.read_text() + "\nRESULT = {k: repr(v.sharding.spec) for k, v in dict(" \
+        "acts=acts, weights=weights, hidden=hidden, logits=logits).items()}\n"
+    (res,) = run_snippets([code])
+    assert res["status"] == "ok", res
+    real = {k: _as_written(v) for k, v in res["result"].items()}
+    assert real == {"acts": "P('data', None)", "weights": "P('model', None)",
+                    "hidden": "P('data', 'model')", "logits": "P('data', None)"}
+
+
+def test_a_helper_site_that_resolves_on_its_own_is_not_repeated_at_its_calls(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(textwrap.dedent('''\
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        def batch_sharding():
+            return NamedSharding(mesh, P("data"))
+        a = batch_sharding()
+        b = batch_sharding()
+        '''))
+    assert [(s.row, s.spec, s.via) for s in _sites(src)] == [(5, "P('data')", None)]
+
+
+def test_cli_counts_sites_at_calls_apart():
+    code, out, _ = run(["specs", "tests/specs/helpers.py"], ROOT)
+    assert code == 0
+    assert "    23:14  logical constraint via shard_logical: P('data', 'model') from " \
+        "('batch', 'embed') on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))" in out
+    assert out.splitlines()[-1] == ("0 of 3 sharding sites resolved to mesh axes (0%); "
+                                    "6 more resolved at calls of helpers")
+    code, out, _ = run(["specs", "--format", "json", "tests/specs/helpers.py"], ROOT)
+    data = json.loads(out)
+    assert (data["resolved"], data["total"], data["resolved_at_calls"]) == (0, 3, 6)

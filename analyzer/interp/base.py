@@ -42,6 +42,8 @@ class InterpreterBase:
     raises_blocks: List[cst.With]
     func_stack: List[FuncInfo]
     ret_cache: Dict[Any, Value]
+    site_sink: Optional[List[Any]]  # sites a helper reaches for one call (calls.sites_via)
+    site_facts: List[Any]  # and the facts they are read from
     events: Events
 
     # -- the driver (model.py) --------------------------------------------------------------
@@ -52,6 +54,9 @@ class InterpreterBase:
         raise NotImplementedError
 
     def record(self, kind: str, event: Any) -> None:
+        raise NotImplementedError
+
+    def recorded(self, kind: str) -> Optional[List[Any]]:
         raise NotImplementedError
 
     def infer(self, at: cst.CSTNode, fn: Callable[..., Any], *args: Any,

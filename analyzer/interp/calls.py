@@ -4,6 +4,7 @@ values (jitted functions, shard_maps, grads) get their meaning from ``analyzer.j
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Dict, List, Optional
 
 import libcst as cst
@@ -79,7 +80,7 @@ class CallsMixin(InterpreterBase):
             self.pass_functions(args, ctx)
             get_hook("arguments")(self, callee, args, ctx)
             self.note_call(callee, ctx, pos)
-            return built_by_helper(self.eval_return(callee, pos, kws, ctx), e, callee.node)
+            return built_by_helper(self.sites_via(callee, e, pos, kws, ctx), e, callee.node)
         if isinstance(callee, PartialVal):
             if isinstance(callee.func, QualName):
                 merged = [Arg(None, "", a, e) for a in callee.args] + list(args)
@@ -90,7 +91,7 @@ class CallsMixin(InterpreterBase):
             if isinstance(inner, FuncVal):
                 kws2 = dict(callee.kwargs)
                 kws2.update(kws)
-                return self.eval_return(inner, callee.args + pos, kws2, ctx)
+                return self.sites_via(inner, e, callee.args + pos, kws2, ctx)
             return UNKNOWN
         handler = callee_handler(callee)
         if handler is not None:
@@ -126,6 +127,21 @@ class CallsMixin(InterpreterBase):
             else:
                 self.note_call(v, c, ())
 
+    def sites_via(self, fv: FuncVal, e: cst.Call, args: tuple, kwargs: dict,
+                  ctx: MeshCtx) -> Value:
+        """``eval_return`` of a call written in the body being recorded; the sharding
+        sites the helper reaches for these arguments are recorded at the call, ``via`` the
+        helper (``shardcheck specs``: what a helper's parameter was at each call)."""
+        if self.cur is None or self.site_sink is not None:
+            return self.eval_return(fv, args, kwargs, ctx)
+        self.site_sink, self.site_facts = [], []
+        try:
+            return self.eval_return(fv, args, kwargs, ctx)
+        finally:
+            sink, self.site_sink = self.site_sink, None
+            for s in sink:
+                self.record("sites", replace(s, node=e, via=fv.name, origin=s.origin or s.node))
+
     def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict,
                     ctx: MeshCtx, record: bool = False) -> Value:
         """The value a small helper returns for these arguments (no events recorded,
@@ -140,7 +156,8 @@ class CallsMixin(InterpreterBase):
                     isinstance(s, (cst.For, cst.While, cst.Try)) for s in body):
                 return UNKNOWN
         key = (node, tuple(id(a) for a in args), tuple(sorted(kwargs)))
-        if not args and not kwargs and key in self.ret_cache and not record:
+        if not args and not kwargs and key in self.ret_cache and not record \
+                and self.site_sink is None:
             return self.ret_cache[key]
         saved = (self.cur, self.returns, self.caller)
         returns: list = []

@@ -65,6 +65,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.raises_blocks: List[cst.With] = []
         self.func_stack: List[FuncInfo] = []
         self.ret_cache: Dict[Any, Value] = {}
+        # the sharding sites a helper evaluated for one call reaches (see CallsMixin.call_value)
+        self.site_sink: Optional[List[Any]] = None
+        self.site_facts: List[Any] = []
         self.events = Events()
 
     # -- driver -------------------------------------------------------------------------
@@ -196,8 +199,19 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
     def record(self, kind: str, event: Any) -> None:
         """Add ``event`` to the records of the body being analyzed (none in a helper
         evaluated only for its return value)."""
+        where = self.recorded(kind)
+        if where is not None:
+            where.append(event)
+
+    def recorded(self, kind: str) -> Optional[List[Any]]:
+        """Where events of ``kind`` go now: the body's records; for a helper evaluated at
+        a call whose sites are listed (``sites_via``), its sites and the facts they read;
+        else None (dropped)."""
         if self.cur is not None:
-            getattr(self.cur, kind).append(event)
+            return getattr(self.cur, kind)
+        if self.site_sink is not None and kind in ("sites", "facts"):
+            return self.site_sink if kind == "sites" else self.site_facts
+        return None
 
     def infer(self, at: cst.CSTNode, fn: Callable[..., Any], *args: Any,
               fallback: Value = UNKNOWN, **kwargs: Any) -> Value:

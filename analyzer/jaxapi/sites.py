@@ -284,9 +284,10 @@ def _resolved(it: "Interpreter", c: ApiCall, node: Optional[cst.CSTNode]) -> boo
     """Record the site of ``c`` from the logical names the logical-axis model resolved
     there (``jaxapi.logical``'s ``LogicalResolution``); False when it resolved none."""
     from .logical import LogicalResolution, spec_entries
-    if it.cur is None:
+    facts = it.recorded("facts")
+    if facts is None:
         return False
-    for at in it.cur.facts:
+    for at in facts:
         if isinstance(at.fact, LogicalResolution) and at.node in (node, c.node):
             res = at.fact
             spec = SpecVal(spec_entries(res.entries), node=at.node)
@@ -332,14 +333,16 @@ def _jit(it: "Interpreter", c: ApiCall, out: Value) -> None:
 @observes(*LOGICAL_APIS)
 def _logical(it: "Interpreter", c: ApiCall, out: Value) -> None:
     kind, i, name = LOGICAL_APIS[c.name]
-    if it.cur is None or any(s.node is c.node for s in it.cur.sites):
+    sites = it.recorded("sites")
+    if sites is None or any(s.node is c.node for s in sites):
         return  # a handler that resolves the logical names recorded the site itself
     if _resolved(it, c, c.args.node(i, name)):
         return
     names = c.args.get(i, name)
     logical = _logical_names(names)
-    if logical is None:
-        why = unknown_reason(it, names, c.args.node(i, name), c.env)
+    if logical is None:  # a tuple the calls fill differently reads as its source says
+        why = unknown_reason(it, UNKNOWN if isinstance(names, TupleVal) else names,
+                             c.args.node(i, name), c.env)
         why = f"logical names unknown: {why}"
     else:
         why = "logical axis names: no logical axis rules in view resolve them to mesh axes"
