@@ -110,6 +110,8 @@ class Config:
     root: str = "."
     source: Optional[str] = None  # the file it came from
     logical: Any = None  # [tool.shardcheck.logical]: a logical_config.LogicalConfig
+    # shardcheck specs (not a key): config objects' fields read as their declared defaults
+    assume_defaults: bool = False
     _codes: Optional[frozenset] = field(default=None, repr=False, compare=False)
 
     # -- selection -------------------------------------------------------------------------

@@ -492,6 +492,7 @@ def analyze(module: cst.Module, module_name: str, config: Config,
                      config.default_mesh_value(), definitions_only=definitions_only,
                      scale_mesh=config.scale_mesh_value(), profile=profile_for(config.jax_version))
     it.logical_config = config.logical  # read by jaxapi/logical.py
+    it.assume_defaults = config.assume_defaults  # shardcheck specs (interp/objects.py)
     return it.build()
 
 

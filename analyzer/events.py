@@ -213,3 +213,5 @@ class ShardingSite:
     # node the site is written at in the helper (``node`` is then the call)
     via: Optional[str] = None
     origin: Optional[cst.CSTNode] = None
+    # shardcheck specs: the config defaults the body read before this site ("Cls.field")
+    assumes: Tuple[str, ...] = ()

@@ -48,6 +48,7 @@ class Site:
     mesh: Optional[str]
     reason: Optional[str]
     via: Optional[str] = None  # a site in this helper, as this call reaches it
+    assumes: Tuple[str, ...] = ()  # config defaults read before it ("Config.field")
 
 
 def format_mesh(mesh: Optional[MeshVal]) -> Optional[str]:
@@ -81,12 +82,14 @@ def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
         return []
     positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
     out = []
+    assumed = _assumptions(model.events.sites)
     for (node, kind, leaf, via), (spec, mesh, reason, logical) in merged.items():
         pos = positions.get(node)
         if pos is None:  # written in another module (a helper imported from there)
             continue
         out.append(Site(pos.start.line, pos.start.column + 1, functions.of.get(node, "<module>"),
-                        kind, leaf, spec, logical, mesh, reason, via))
+                        kind, leaf, spec, logical, mesh, reason, via,
+                        assumed.get((node, kind, leaf, via), ()) if spec is not None else ()))
     return sorted(out, key=lambda s: (s.row, s.column, s.kind, s.path, s.via or ""))
 
 
@@ -120,6 +123,16 @@ def _merge(sites: List[ShardingSite]) -> Dict[tuple, Merged]:
         logical = prev[3] if prev[3] == entry[3] else None
         out[key] = (spec, mesh, reason, logical)
     return _drop_known_at_origin(out, sites)
+
+
+def _assumptions(sites: List[ShardingSite]) -> Dict[tuple, Tuple[str, ...]]:
+    """The config defaults each site's analyses read before it, all of them."""
+    out: Dict[tuple, Tuple[str, ...]] = {}
+    for s in sites:
+        if s.assumes:
+            key = (s.node, s.kind, s.path, s.via)
+            out[key] = tuple(dict.fromkeys(out.get(key, ()) + s.assumes))
+    return out
 
 
 def _drop_known_at_origin(merged: Dict[tuple, Merged],

@@ -318,3 +318,33 @@ def union_varying(values) -> Optional[frozenset]:
             return None
         out |= vv
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class ClassVal(Value):
+    """A class defined in the source (``shardcheck specs`` only; ``check`` leaves classes
+    unknown). ``env``: its body's scope; ``fields``: annotated names in order (a
+    dataclass's positional order) with their annotation nodes; ``dataclass``: its
+    constructor takes its fields; ``set_elsewhere``: attributes its methods assign on
+    ``self`` (their class value is not what an instance holds); ``opaque``: it defines
+    ``__getattr__``."""
+
+    node: cst.CSTNode
+    name: str
+    env: Any
+    bases: Tuple[Value, ...] = ()
+    fields: Tuple[Tuple[str, Any], ...] = ()
+    dataclass: bool = False
+    set_elsewhere: frozenset = frozenset()
+    opaque: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class InstanceVal(Value):
+    """An instance of a source class: the constructor's arguments (``given``) where a
+    call in view made it; ``assumed``: made by no call in view (a parameter's
+    annotation, ``self``), so its fields read as their declared defaults."""
+
+    cls: ClassVal
+    given: Tuple[Tuple[str, Value], ...] = ()
+    assumed: bool = False

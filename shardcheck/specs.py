@@ -16,6 +16,7 @@ def run(args: argparse.Namespace, files_and_project: Callable[[argparse.Namespac
     if isinstance(loaded, int):
         return loaded
     cfg, files, project = loaded
+    cfg.assume_defaults = True  # config objects' fields read as their declared defaults
     from shardcheck._per_file import analysed
     from shardcheck.analyzer.sitemap import sharding_sites
     found: List[Tuple[str, List[Site]]] = []
@@ -48,7 +49,8 @@ def site_json(path: str, s: Site) -> Dict[str, Any]:
     return {"filename": path, "location": {"row": s.row, "column": s.column},
             "function": s.function, "kind": s.kind, "path": s.path, "spec": s.spec,
             "logical": list(s.logical) if s.logical is not None else None,
-            "mesh": s.mesh, "reason": s.reason, "via": s.via}
+            "mesh": s.mesh, "reason": s.reason, "via": s.via,
+            "assumes": list(s.assumes) or None}
 
 
 def _counts(found: List[Tuple[str, List[Site]]]) -> Tuple[int, int]:
@@ -97,7 +99,8 @@ def _site_line(s: Site) -> str:
     if s.spec is None:
         return f"{s.row}:{s.column}  {kind}: unknown{logical} ({s.reason})"
     mesh = f" on {s.mesh}" if s.mesh is not None else " (mesh unknown)"
-    return f"{s.row}:{s.column}  {kind}: {s.spec}{logical}{mesh}"
+    assumes = f" [assuming the defaults of {', '.join(s.assumes)}]" if s.assumes else ""
+    return f"{s.row}:{s.column}  {kind}: {s.spec}{logical}{mesh}{assumes}"
 
 
 def _logical(names: Tuple[Any, ...]) -> str:

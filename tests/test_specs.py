@@ -198,7 +198,7 @@ def test_cli_text_groups_by_file_and_function():
     assert "  library_helper" in lines
     assert ("    36:48  NamedSharding: unknown (`spec` is a parameter of `library_helper`, which "
             "no call in view passes)") in lines
-    assert lines[-1] == "11 of 14 sharding sites resolved to mesh axes (79%)"
+    assert lines[-1] == "12 of 14 sharding sites resolved to mesh axes (86%)"
 
 
 def test_cli_json_site_fields():
@@ -211,7 +211,8 @@ def test_cli_json_site_fields():
     assert first == {"filename": "tests/specs/tree_shardings.py",
                      "location": {"row": 13, "column": 10}, "function": "<module>",
                      "kind": "device_put", "path": "['b']", "spec": "P('model')",
-                     "logical": None, "mesh": MESH, "reason": None, "via": None}
+                     "logical": None, "mesh": MESH, "reason": None, "via": None,
+                     "assumes": None}
     logical = data["sites"][-5]
     assert logical["logical"] == ["batch", "length", "embed"] and logical["spec"] is None
     assert logical["mesh"] is None and logical["reason"]
@@ -315,3 +316,65 @@ def test_cli_counts_sites_at_calls_apart():
     code, out, _ = run(["specs", "--format", "json", "tests/specs/helpers.py"], ROOT)
     data = json.loads(out)
     assert (data["resolved"], data["total"], data["resolved_at_calls"]) == (0, 3, 6)
+
+
+def test_config_objects_read_as_their_declared_defaults_and_say_so(jax8):
+    from jax_snippets import run_snippets
+    path = PROGRAMS / "config_objects.py"
+    code, out, _ = run(["specs", "--format", "json", str(path)], ROOT)
+    assert code == 0
+    got = {(s["location"]["row"], s["kind"]): (s["spec"], s["assumes"])
+           for s in json.loads(out)["sites"]}
+    assert got == {
+        (30, "device_put"): ("P('data')", ["TrainConfig.mesh", "TrainConfig.data_sharding"]),
+        (30, "NamedSharding"): ("P('data')", ["TrainConfig.mesh", "TrainConfig.data_sharding"]),
+        (38, "device_put"): ("P(None, 'model')", ["TrainConfig.mesh", "TrainConfig.hidden"]),
+        (38, "NamedSharding"): ("P(None, 'model')", ["TrainConfig.mesh", "TrainConfig.hidden"]),
+        (46, "device_put"): (None, None),  # Holder sets its spec per instance
+        (46, "NamedSharding"): (None, None),
+        (51, "device_put"): ("P('model')", None),  # made in view: no assumption
+        (51, "NamedSharding"): ("P('model')", None),
+    }
+    # what JAX places with the defaults the map assumed
+    program = path.read_text() + textwrap.dedent("""
+        layer = Layer()
+        layer.config = TrainConfig()
+        RESULT = {"batch": repr(place_batch(TrainConfig(), jnp.zeros((8, 4))).sharding.spec),
+                  "w": repr(layer.place(jnp.zeros((4, 8))).sharding.spec),
+                  "moved": repr(moved.sharding.spec)}
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert {k: _as_written(v) for k, v in res["result"].items()} == {
+        "batch": got[(30, "device_put")][0], "w": got[(38, "device_put")][0],
+        "moved": got[(51, "device_put")][0]}
+
+
+def test_check_never_assumes_config_defaults(tmp_path):
+    """The same defaults would make this an error (an axis the default mesh lacks); check
+    leaves the config's fields unknown, since a caller may pass another config."""
+    src = tmp_path / "m.py"
+    src.write_text(textwrap.dedent('''\
+        import dataclasses
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec as P
+
+        @dataclasses.dataclass
+        class Config:
+            axes: tuple = ("data",)
+            spec: tuple = ("model",)
+
+        def place(config: Config, x):
+            mesh = jax.make_mesh((8,), config.axes)
+            return jax.device_put(x, NamedSharding(mesh, P(config.spec)))
+        '''))
+    code, out, _ = run(["check", "--no-cache", str(src)], tmp_path)
+    assert code == 0 and "SC101" not in out
+    site = _sites_with_defaults(src)[0]
+    assert (site.kind, site.spec, site.assumes) == ("device_put", "P('model')",
+                                                    ("Config.axes", "Config.spec"))
+
+
+def _sites_with_defaults(path):
+    from shardcheck.analyzer.config import Config
+    return sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))

@@ -44,6 +44,8 @@ class InterpreterBase:
     ret_cache: Dict[Any, Value]
     site_sink: Optional[List[Any]]  # sites a helper reaches for one call (calls.sites_via)
     site_facts: List[Any]  # and the facts they are read from
+    assume_defaults: bool  # shardcheck specs: config objects' fields read as their defaults
+    assumed: List[str]  # the defaults read so far in the body being analyzed ("Cls.field")
     events: Events
 
     # -- the driver (model.py) --------------------------------------------------------------

@@ -14,7 +14,10 @@ from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
 from ..values import (UNKNOWN, Const, DictVal, FuncVal, JitVal, MeshVal, PartialVal, QualName,
                       ShardMapVal, TupleVal, Value, join)
+from ..syntax import dotted
+from ..values import ClassVal, InstanceVal
 from .base import InterpreterBase
+from .objects import CLASS_KEY, construct
 from .state import Arg, CallArgs, Env, GradVal
 
 _MAX_HELPER_DEPTH = 3
@@ -93,6 +96,9 @@ class CallsMixin(InterpreterBase):
                 kws2.update(kws)
                 return self.sites_via(inner, e, callee.args + pos, kws2, ctx)
             return UNKNOWN
+        if isinstance(callee, ClassVal):  # shardcheck specs: a config object made here
+            self.pass_functions(args, ctx)
+            return construct(callee, pos, kws) if not call.starred else InstanceVal(callee)
         handler = callee_handler(callee)
         if handler is not None:
             return handler(self, callee, ApiCall("", e, call, env, ctx))
@@ -200,6 +206,8 @@ class CallsMixin(InterpreterBase):
                 v = kwargs[p.name.value]
             elif p.default is not None and args is not None:
                 v = self.ev(p.default, env, ctx)
+            if self.assume_defaults and v is UNKNOWN:
+                v = self._assumed_instance(node, i, p, env, ctx)
             if p.annotation is not None:
                 v = get_hook("parameter")(self, p.annotation.annotation, v, bindings, env, ctx)
             env.vars[p.name.value] = v
@@ -213,6 +221,25 @@ class CallsMixin(InterpreterBase):
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 env.vars[p.name.value] = UNKNOWN
+
+
+    def _assumed_instance(self, node: cst.CSTNode, i: int, p: cst.Param, env: Env,
+                          ctx: MeshCtx) -> Value:
+        """``shardcheck specs``: a method's ``self``, or a parameter annotated with a source
+        class, as an instance no call in view made (its fields read as their defaults)."""
+        if i == 0 and isinstance(node, cst.FunctionDef) and env.parent is not None:
+            cls = env.parent.vars.get(CLASS_KEY)
+            if isinstance(cls, ClassVal) and not any(
+                    dotted(d.decorator) in ("staticmethod", "classmethod")
+                    for d in node.decorators):
+                return InstanceVal(cls, assumed=True)
+        if p.annotation is not None:
+            ann = p.annotation.annotation
+            if isinstance(ann, (cst.Name, cst.Attribute)):
+                cls = self.ev(ann, env, ctx)
+                if isinstance(cls, ClassVal):
+                    return InstanceVal(cls, assumed=True)
+        return UNKNOWN
 
 
 def _dict_view(d: DictVal, meth: str) -> Value:

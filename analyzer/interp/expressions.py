@@ -13,7 +13,10 @@ from ..events import MeshCtx
 from ..jaxapi.registry import attribute_handler, get_hook
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
                       SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join)
+from ..values import ClassVal, InstanceVal
 from .base import InterpreterBase
+from .objects import instance_attribute
+from .objects import lookup as class_lookup
 from .state import Env
 
 _MAX_UNROLL = 16  # comprehensions/loops over at most this many known items are unrolled
@@ -198,6 +201,11 @@ class ExpressionsMixin(InterpreterBase):
                 return ProjectModule(full)
             menv = self.project.module_env(base.name, self)
             return menv.lookup(attr) if menv is not None else UNKNOWN
+        if isinstance(base, InstanceVal):
+            return instance_attribute(self, base, attr, ctx)
+        if isinstance(base, ClassVal):
+            found = class_lookup(base, attr)
+            return found if found is not None else UNKNOWN
         handler = attribute_handler(base)
         return handler(self, base, attr, e) if handler is not None else UNKNOWN
 

@@ -12,6 +12,7 @@ API means lives in ``analyzer.jaxapi``, one module per API family, found by name
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -68,6 +69,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         # the sharding sites a helper evaluated for one call reaches (see CallsMixin.call_value)
         self.site_sink: Optional[List[Any]] = None
         self.site_facts: List[Any] = []
+        self.assume_defaults = False  # set by engine.analyze for shardcheck specs
+        self.assumed: List[str] = []
         self.events = Events()
 
     # -- driver -------------------------------------------------------------------------
@@ -147,9 +150,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         info.analyzed_ctx = ctx
         info.analyses += 1
         events = Events()
-        saved = (self.cur, self.caller, self.returns)
+        saved = (self.cur, self.caller, self.returns, self.assumed)
         returns: List[Tuple[cst.CSTNode, Value]] = []
-        self.cur, self.caller, self.returns = events, fv.node, returns
+        self.cur, self.caller, self.returns, self.assumed = events, fv.node, returns, []
         # forget this function's earlier outgoing calls: they are recorded again below
         for other in self.funcs.values():
             other.calls.pop(fv.node, None)
@@ -167,7 +170,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         finally:
             self.func_stack.pop()
             info.events = events
-            self.cur, self.caller, self.returns = saved
+            self.cur, self.caller, self.returns, self.assumed = saved
 
     @staticmethod
     def common_args(info: FuncInfo) -> Optional[tuple]:
@@ -201,6 +204,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         evaluated only for its return value)."""
         where = self.recorded(kind)
         if where is not None:
+            if kind == "sites" and self.assumed:
+                event = replace(event, assumes=tuple(dict.fromkeys(self.assumed)))
             where.append(event)
 
     def recorded(self, kind: str) -> Optional[List[Any]]:

@@ -12,7 +12,9 @@ from ..jaxapi.registry import get_hook
 from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName,
                       TupleVal, Value)
 from ..syntax import dotted
+from ..values import InstanceVal
 from .base import InterpreterBase
+from .objects import CLASS_KEY, make_class, with_attribute
 from .state import Env
 
 _RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesWithLiteralMatch",
@@ -40,10 +42,16 @@ class StatementsMixin(InterpreterBase):
         elif isinstance(stmt, cst.ClassDef):
             for d in stmt.decorators:
                 self.ev(d.decorator, env, ctx)
+            bases = tuple(self.ev(b.value, env, ctx) for b in stmt.bases)
             saved = self.env
-            self.exec_block(stmt.body, Env(parent=env), ctx)
+            body = Env(parent=env)
+            self.exec_block(stmt.body, body, ctx)
             self.env = saved
             env.vars[stmt.name.value] = UNKNOWN
+            if self.assume_defaults:  # shardcheck specs: config objects' declared defaults
+                cls = make_class(stmt, body, bases)
+                body.vars[CLASS_KEY] = cls
+                env.vars[stmt.name.value] = cls
         elif isinstance(stmt, cst.If):
             self.exec_if(stmt, env, ctx)
         elif isinstance(stmt, (cst.For, cst.While)):
@@ -258,7 +266,10 @@ class StatementsMixin(InterpreterBase):
             for i, e in enumerate(elems):
                 self.assign(e.value, items[i] if items is not None else UNKNOWN, env, ctx, record)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
-            self.ev(target.value, env, ctx)
+            base = self.ev(target.value, env, ctx)
+            if isinstance(base, InstanceVal) and isinstance(target, cst.Attribute) \
+                    and isinstance(target.value, cst.Name):  # cfg.field = v
+                env.vars[target.value.value] = with_attribute(base, target.attr.value, v)
 
 
 def _jumps(body: cst.CSTNode) -> bool:

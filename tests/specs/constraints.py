@@ -1,5 +1,5 @@
-"""Activations constrained under a context mesh, a shard_map block, and sites whose
-specs come from where the analyzer cannot see (a config object, an uncalled helper)."""
+"""Activations constrained under a context mesh, a shard_map block, a spec read from a
+config class's declared default, and one the analyzer cannot see (an uncalled helper)."""
 import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding

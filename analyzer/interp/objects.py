@@ -1,0 +1,196 @@
+"""Classes and their instances, for ``shardcheck specs`` (``Interpreter.assume_defaults``).
+
+A config object is where real code keeps its meshes and specs (``config.data_sharding``,
+``self.config.mesh_axes``). With no caller in view, the map reads such a field as the
+default its class declares, and says so (the site's ``assumes``). ``check`` never does:
+there an object's attribute stays unknown, as a value the caller may set differently.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import libcst as cst
+
+from ..syntax import dotted
+from ..values import UNKNOWN, ClassVal, FuncVal, InstanceVal, PartialVal, Value
+
+_DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass", "struct.dataclass",
+                         "flax.struct.dataclass", "chex.dataclass")
+_DATACLASS_BASES = ("Module", "PyTreeNode", "NamedTuple")
+CLASS_KEY = "<class>"  # the name a class body's scope holds its ClassVal under
+
+
+def make_class(stmt: cst.ClassDef, body_env: Any, bases: Tuple[Value, ...]) -> ClassVal:
+    """The ClassVal of ``stmt`` once its body ran in ``body_env``."""
+    fields: List[Tuple[str, Any]] = []
+    for s in stmt.body.body:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    fields.append((small.target.value, small.annotation.annotation))
+    decorators = [dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                  for d in stmt.decorators]
+    base_names = [dotted(b.value) or "" for b in stmt.bases]
+    is_dc = any(d in _DATACLASS_DECORATORS for d in decorators if d) or any(
+        n.rsplit(".", 1)[-1] in _DATACLASS_BASES for n in base_names) or any(
+        isinstance(b, ClassVal) and b.dataclass for b in bases)
+    set_elsewhere, opaque = _assigned_on_self(stmt)
+    for b in bases:
+        if isinstance(b, ClassVal):
+            set_elsewhere |= b.set_elsewhere
+            opaque = opaque or b.opaque
+    return ClassVal(stmt, stmt.name.value, body_env, bases, tuple(fields), is_dc,
+                    frozenset(set_elsewhere), opaque)
+
+
+def _assigned_on_self(stmt: cst.ClassDef) -> Tuple[set, bool]:
+    """Attributes the class's methods set on their first parameter (``self.x = ...``,
+    ``object.__setattr__(self, 'x', ...)``), and whether it defines ``__getattr__``."""
+    out: set = set()
+    opaque = False
+    for s in stmt.body.body:
+        if not isinstance(s, cst.FunctionDef):
+            continue
+        if s.name.value in ("__getattr__", "__getattribute__"):
+            opaque = True
+        params = s.params.params
+        if not params:
+            continue
+        collector = _SelfAssignments(params[0].name.value)
+        s.body.visit(collector)
+        out |= collector.names
+        opaque = opaque or collector.dynamic
+    return out, opaque
+
+
+class _SelfAssignments(cst.CSTVisitor):
+    def __init__(self, me: str):
+        self.me = me
+        self.names: set = set()
+        self.dynamic = False
+
+    def _target(self, t: cst.CSTNode) -> None:
+        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) \
+                and t.value.value == self.me:
+            self.names.add(t.attr.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                self._target(el.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted(node.func)
+        if name in ("setattr", "object.__setattr__") and len(node.args) >= 2:
+            key = node.args[1].value
+            if isinstance(key, cst.SimpleString):
+                self.names.add(key.evaluated_value)
+            else:
+                self.dynamic = True
+
+
+def lookup(cls: ClassVal, attr: str) -> Optional[Value]:
+    """``attr`` as the class (or a base) binds it in its body; None when none does."""
+    v = cls.env.vars.get(attr)
+    if v is not None:
+        return v
+    for b in cls.bases:
+        if isinstance(b, ClassVal):
+            found = lookup(b, attr)
+            if found is not None:
+                return found
+    return None
+
+
+def annotation_of(cls: ClassVal, attr: str) -> Optional[Any]:
+    for name, ann in cls.fields:
+        if name == attr:
+            return ann
+    for b in cls.bases:
+        if isinstance(b, ClassVal):
+            found = annotation_of(b, attr)
+            if found is not None:
+                return found
+    return None
+
+
+def all_fields(cls: ClassVal) -> List[str]:
+    """A dataclass's fields in its constructor's order (bases first)."""
+    out: List[str] = []
+    for b in cls.bases:
+        if isinstance(b, ClassVal):
+            out.extend(f for f in all_fields(b) if f not in out)
+    out.extend(n for n, _ in cls.fields if n not in out)
+    return out
+
+
+def _method(cls: ClassVal, attr: str) -> Optional[Tuple[cst.FunctionDef, ClassVal]]:
+    """The ``def attr`` of the class or its first base that has one."""
+    for s in cls.node.body.body:  # type: ignore[attr-defined]  # a ClassDef
+        if isinstance(s, cst.FunctionDef) and s.name.value == attr:
+            return s, cls
+    for b in cls.bases:
+        if isinstance(b, ClassVal):
+            found = _method(b, attr)
+            if found is not None:
+                return found
+    return None
+
+
+def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value:
+    """``inst.attr``: what the constructor was given, else the class's declared value
+    (recorded as an assumption where no call in view made the instance); a field with no
+    default whose annotation names a source class is an instance of it, assumed."""
+    for k, v in inst.given:
+        if k == attr:
+            return v
+    cls = inst.cls
+    if cls.opaque or attr in cls.set_elsewhere:
+        return UNKNOWN
+    method = _method(cls, attr)
+    if method is not None:
+        fdef, owner = method
+        kinds = {dotted(d.decorator) for d in fdef.decorators}
+        fv = FuncVal(fdef, attr, owner.env)
+        if "property" in kinds or "functools.cached_property" in kinds \
+                or "cached_property" in kinds:
+            return it.eval_return(fv, (inst,), {}, ctx)
+        if "staticmethod" in kinds:
+            return fv
+        if "classmethod" in kinds:
+            return PartialVal(fv, (owner,), ())
+        return PartialVal(fv, (inst,), ())
+    v = lookup(cls, attr)
+    if v is not None:
+        if inst.assumed and not isinstance(v, (FuncVal, ClassVal)):
+            it.assumed.append(f"{cls.name}.{attr}")
+        return v
+    ann = annotation_of(cls, attr)
+    if ann is not None:
+        target = it.ev(ann, cls.env, ctx)
+        if isinstance(target, ClassVal):
+            return InstanceVal(target, assumed=True)
+    return UNKNOWN
+
+
+def construct(cls: ClassVal, pos: tuple, kws: dict) -> Value:
+    """``Cls(...)``: an instance holding a dataclass's arguments by field."""
+    if not cls.dataclass:
+        return InstanceVal(cls)
+    names = all_fields(cls)
+    given = list(zip(names, pos)) + [(k, v) for k, v in kws.items()]
+    return InstanceVal(cls, tuple(given))
+
+
+def with_attribute(inst: InstanceVal, attr: str, v: Value) -> InstanceVal:
+    """The instance after ``inst.attr = v``."""
+    return InstanceVal(inst.cls, tuple((k, x) for k, x in inst.given if k != attr) + ((attr, v),),
+                       inst.assumed)
