@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
@@ -99,10 +100,14 @@ def discover(root: str) -> Optional[LogicalConfig]:
     ``logical_axis_rules`` (see the module docs for the order); None when none does.
     A file that does not parse, or whose table is not a rule table, is passed over."""
     for rel in _candidates(root):
-        try:
-            with open(os.path.join(root, rel), encoding="utf-8") as f:
+        path = os.path.join(root, rel)
+        try:  # a regular file only: a FIFO named like a config would block the run
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
+                continue
+            with open(path, encoding="utf-8") as f:
                 text = f.read(_MAX_BYTES + 1)
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, ValueError):
             continue
         if "logical_axis_rules" not in text or len(text) > _MAX_BYTES:
             continue

@@ -232,3 +232,13 @@ def test_discovery_order_and_what_it_passes_over(tmp_path):
     assert found.source.replace("\\", "/") == "a/exp.json" and found.mesh_axes is None
     (tmp_path / "a" / "default.yaml").write_text("logical_axis_rules: [['b', 'y']]\n")
     assert discover(str(tmp_path)).rules == (("b", "y"),)  # a default file comes first
+
+
+def test_discovery_never_opens_what_is_not_a_regular_file(tmp_path):
+    import os
+    from shardcheck.analyzer.logical_config import discover
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo(tmp_path / "base.yml")  # opening it for reading would block forever
+    (tmp_path / "default.json").write_text(json.dumps({"logical_axis_rules": [["b", "x"]]}))
+    assert discover(str(tmp_path)).source == "default.json"
