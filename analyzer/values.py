@@ -29,6 +29,16 @@ class Unknown(Value):
 UNKNOWN = Unknown()
 
 
+class _Spread(Unknown):
+    def __repr__(self) -> str:
+        return "SPREAD"
+
+
+# the last positional argument of a call that spreads a sequence (``f(a, *xs)``): what
+# follows it, and what a ``*args`` parameter holds, is unknown
+SPREAD = _Spread()
+
+
 @dataclass(frozen=True)
 class Const(Value):
     """A Python constant: str, int, float, bool or None."""

@@ -273,7 +273,8 @@ def test_helper_sites_are_listed_at_each_call_with_the_spec_jax_gives(jax8):
     sites = _sites(path)
     own = [(s.row, s.kind, s.spec) for s in sites if s.via is None]
     assert own == [(13, "device_put", None), (13, "NamedSharding", None),
-                   (17, "logical constraint", None)]
+                   (17, "logical constraint", None), (28, "NamedSharding", None),
+                   (31, "device_put", "P('data')"), (32, "device_put", "P(None, 'model')")]
     via = {(s.row, s.kind): (s.via, s.spec, s.logical) for s in sites if s.via is not None}
     assert via == {  # each call resolves the site; the helper alone cannot
         (20, "NamedSharding"): ("place", "P('data', None)", None),
@@ -282,14 +283,18 @@ def test_helper_sites_are_listed_at_each_call_with_the_spec_jax_gives(jax8):
         (21, "device_put"): ("place", "P('model', None)", None),
         (23, "logical constraint"): ("shard_logical", "P('data', 'model')", ("batch", "embed")),
         (24, "logical constraint"): ("shard_logical", "P('data', None)", ("batch", None)),
+        (31, "NamedSharding"): ("named", "P('data')", None),  # a *args parameter
+        (32, "NamedSharding"): ("named", "P(None, 'model')", None),
     }
     code = path.read_text() + "\nRESULT = {k: repr(v.sharding.spec) for k, v in dict(" \
-        "acts=acts, weights=weights, hidden=hidden, logits=logits).items()}\n"
+        "acts=acts, weights=weights, hidden=hidden, logits=logits, bias=bias, " \
+        "table=table).items()}\n"
     (res,) = run_snippets([code])
     assert res["status"] == "ok", res
     real = {k: _as_written(v) for k, v in res["result"].items()}
     assert real == {"acts": "P('data', None)", "weights": "P('model', None)",
-                    "hidden": "P('data', 'model')", "logits": "P('data', None)"}
+                    "hidden": "P('data', 'model')", "logits": "P('data', None)",
+                    "bias": "P('data')", "table": "P(None, 'model')"}
 
 
 def test_a_helper_site_that_resolves_on_its_own_is_not_repeated_at_its_calls(tmp_path):
@@ -311,11 +316,11 @@ def test_cli_counts_sites_at_calls_apart():
     assert code == 0
     assert "    23:14  logical constraint via shard_logical: P('data', 'model') from " \
         "('batch', 'embed') on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))" in out
-    assert out.splitlines()[-1] == ("0 of 3 sharding sites resolved to mesh axes (0%); "
-                                    "6 more resolved at calls of helpers")
+    assert out.splitlines()[-1] == ("2 of 6 sharding sites resolved to mesh axes (33%); "
+                                    "8 more resolved at calls of helpers")
     code, out, _ = run(["specs", "--format", "json", "tests/specs/helpers.py"], ROOT)
     data = json.loads(out)
-    assert (data["resolved"], data["total"], data["resolved_at_calls"]) == (0, 3, 6)
+    assert (data["resolved"], data["total"], data["resolved_at_calls"]) == (2, 6, 8)
 
 
 def test_config_objects_read_as_their_declared_defaults_and_say_so(jax8):

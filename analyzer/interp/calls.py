@@ -15,7 +15,7 @@ from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, me
 from ..values import (UNKNOWN, Const, DictVal, FuncVal, JitVal, MeshVal, PartialVal, QualName,
                       ShardMapVal, TupleVal, Value, join)
 from ..syntax import dotted
-from ..values import ClassVal, InstanceVal
+from ..values import SPREAD, ClassVal, InstanceVal
 from .base import InterpreterBase
 from .objects import CLASS_KEY, construct
 from .state import Arg, CallArgs, Env, GradVal
@@ -77,7 +77,7 @@ class CallsMixin(InterpreterBase):
         if isinstance(callee, QualName):
             return self.call_api(self.profile.canonical(callee.name), e, args, env, ctx)
         call = CallArgs(args)
-        pos = tuple(call.pos)
+        pos = tuple(call.pos) + ((SPREAD,) if call.starred else ())
         kws = call.kw_values()
         if isinstance(callee, FuncVal):
             self.pass_functions(args, ctx)
@@ -221,6 +221,10 @@ class CallsMixin(InterpreterBase):
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 env.vars[p.name.value] = UNKNOWN
+        if isinstance(params.star_arg, cst.Param) and args is not None:
+            rest = [a.value if isinstance(a, Arg) else a for a in args[len(positional):]]
+            if not any(r is SPREAD for r in rest):  # f(*xs): its length is unknown
+                env.vars[params.star_arg.name.value] = TupleVal(tuple(rest))
 
 
     def _assumed_instance(self, node: cst.CSTNode, i: int, p: cst.Param, env: Env,

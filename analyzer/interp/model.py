@@ -22,7 +22,7 @@ from .. import jaxapi  # noqa: F401  (registers what each JAX API means)
 from ..compat import JaxProfile
 from ..events import NO_MESH, UNKNOWN_CTX, FactAt, MeshCtx, ShardMapCall
 from ..transfer import Conflict
-from ..values import UNKNOWN, ArrayVal, FuncVal, JitVal, MeshVal, PartialVal, Value, join
+from ..values import SPREAD, UNKNOWN, ArrayVal, FuncVal, JitVal, MeshVal, PartialVal, Value, join
 from .calls import CallsMixin
 from .expressions import ExpressionsMixin
 from .state import Env, Events, FuncInfo
@@ -185,6 +185,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             for other in calls[1:]:
                 v = v if other[i] is v else join(v, other[i])
             out.append(v)
+        if any(len(a) != n for a in calls):  # what a *args parameter holds differs
+            out.append(SPREAD)
         return tuple(out)
 
     def shard_maps_of(self, fv: FuncVal) -> List[ShardMapCall]:

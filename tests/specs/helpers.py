@@ -22,3 +22,11 @@ weights = place(jnp.ones((16, 4)), P("model", None))
 with jax.set_mesh(mesh), nn.logical_axis_rules([("batch", "data"), ("embed", "model")]):
     hidden = shard_logical(jnp.zeros((8, 16)), ("batch", "embed"))
     logits = shard_logical(jnp.zeros((8, 16)), ("batch", None))
+
+
+def named(*names):  # the names arrive as a *args tuple, one per call
+    return NamedSharding(mesh, P(*names))
+
+
+bias = jax.device_put(jnp.zeros((8,)), named("data"))
+table = jax.device_put(jnp.zeros((8, 4)), named(None, "model"))
