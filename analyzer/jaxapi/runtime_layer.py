@@ -31,11 +31,17 @@ def declared_type(it: "Interpreter", expr: cst.BaseExpression, env: Env, ctx: Me
 @hook("parameter")
 def parameter(it: "Interpreter", annotation: cst.BaseExpression, v: Value,
               bindings: Dict[str, int], env: Env, ctx: MeshCtx) -> Value:
-    """A parameter annotated ``Sharded[jax.Array, "float32[B@data,D]"]`` holds that type."""
+    """A parameter annotated ``Sharded[jax.Array, "float32[B@data,D]"]`` holds that type;
+    one annotated ``Float[Array, "b 512"]`` (jaxtyping) that no call gives a value, an
+    array of that rank whose sharding is unknown."""
     if not isinstance(v, (ArrayVal, Unknown)):
         return v
     t = declared_type(it, annotation, env, ctx)
     if t is None:
+        if isinstance(v, Unknown):  # no call in view: a jaxtyping shape, if it has one
+            from .jaxtyping import jaxtyping_array
+            typed = jaxtyping_array(it, annotation, env, ctx)
+            return typed if typed is not None else v
         return v
     return ann.from_annotation(t, bindings, v if isinstance(v, ArrayVal) else None)
 
