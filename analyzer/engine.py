@@ -390,7 +390,7 @@ class _Places:
 def _helper_specs(model: "Interpreter") -> dict:
     """Call node -> the P(...) inside the helper function it called, for every spec a
     helper built (a finding about such a spec points at the call, and notes the helper)."""
-    out = {}
+    out = dict(model.helper_origins)
     for use in list(model.events.spec_uses) + list(model.events.axis_typed):
         if use.spec.built_at is not None and use.spec.node is not None:
             out[use.spec.node] = use.spec.built_at

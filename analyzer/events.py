@@ -166,6 +166,16 @@ class FactAt:
 
 
 @dataclass(frozen=True, eq=False)
+class CallFact:
+    """A fact a helper proves for one call's arguments (``fact`` at ``origin``, inside the
+    helper): reported at ``call`` where the helper's own analysis does not prove it."""
+
+    fact: Any
+    origin: cst.CSTNode
+    call: cst.CSTNode
+
+
+@dataclass(frozen=True, eq=False)
 class TypeRecord:
     """The value bound to a name at an assignment (what ``shardcheck types`` prints)."""
 

@@ -44,6 +44,9 @@ class InterpreterBase:
     ret_cache: Dict[Any, Value]
     site_sink: Optional[List[Any]]  # sites a helper reaches for one call (calls.sites_via)
     site_facts: List[Any]  # and the facts they are read from
+    site_spec_uses: List[Any]  # and the specs it applies
+    helper_origins: Dict[cst.CSTNode, cst.CSTNode]
+    helper_nodes: Dict[cst.CSTNode, frozenset]
     assume_defaults: bool  # shardcheck specs: config objects' fields read as their defaults
     assumed: List[str]  # the defaults read so far in the body being analyzed ("Cls.field")
     events: Events

@@ -5,11 +5,11 @@ values (jitted functions, shard_maps, grads) get their meaning from ``analyzer.j
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import libcst as cst
 
-from ..events import UNKNOWN_CTX, MeshCtx
+from ..events import UNKNOWN_CTX, CallFact, MeshCtx
 from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
 from ..values import (UNKNOWN, Const, DictVal, FuncVal, JitVal, MeshVal, PartialVal, QualName,
@@ -137,16 +137,38 @@ class CallsMixin(InterpreterBase):
                   ctx: MeshCtx) -> Value:
         """``eval_return`` of a call written in the body being recorded; the sharding
         sites the helper reaches for these arguments are recorded at the call, ``via`` the
-        helper (``shardcheck specs``: what a helper's parameter was at each call)."""
+        helper (``shardcheck specs``: what a helper's parameter was at each call), and so
+        are the facts it proves (``build`` keeps those its own analysis does not prove)."""
         if self.cur is None or self.site_sink is not None:
             return self.eval_return(fv, args, kwargs, ctx)
-        self.site_sink, self.site_facts = [], []
+        self.site_sink, self.site_facts, self.site_spec_uses = [], [], []
         try:
             return self.eval_return(fv, args, kwargs, ctx)
         finally:
             sink, self.site_sink = self.site_sink, None
             for s in sink:
                 self.record("sites", replace(s, node=e, via=fv.name, origin=s.origin or s.node))
+            for f in self.site_facts:  # what these arguments make the helper prove
+                self.record("call_facts", CallFact(f.fact, f.node, e))
+            self._spec_uses_of_call(fv, e)
+            self.site_facts, self.site_spec_uses = [], []
+
+    def _spec_uses_of_call(self, fv: FuncVal, e: cst.Call) -> None:
+        """The specs a helper applied for one call: one the helper builds is attributed to
+        the call (noting where the helper builds it), one the call passes keeps its own
+        node; each spec once, as rules report a spec once."""
+        inside = _descendants(fv.node, self.helper_nodes)
+        moved: Dict[int, Any] = {}
+        for u in self.site_spec_uses:
+            origin = u.spec.node
+            if origin is None:
+                continue
+            spec = u.spec
+            if id(origin) in inside:
+                if id(spec) not in moved:
+                    moved[id(spec)] = replace(spec, node=e, built_at=spec.built_at or origin)
+                spec = moved[id(spec)]
+            self.record("call_spec_uses", (replace(u, spec=spec, node=e), origin))
 
     def eval_return(self, fv: FuncVal, args: tuple, kwargs: dict,
                     ctx: MeshCtx, record: bool = False) -> Value:
@@ -244,6 +266,20 @@ class CallsMixin(InterpreterBase):
                 if isinstance(cls, ClassVal):
                     return InstanceVal(cls, assumed=True)
         return UNKNOWN
+
+
+def _descendants(node: cst.CSTNode, cache: Dict[cst.CSTNode, frozenset]) -> frozenset:
+    """The ids of the nodes inside ``node`` (a helper's definition), once per helper."""
+    got = cache.get(node)
+    if got is None:
+        out = set()
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            out.add(id(n))
+            stack.extend(n.children)
+        got = cache[node] = frozenset(out)
+    return got
 
 
 def _dict_view(d: DictVal, meth: str) -> Value:

@@ -69,8 +69,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         # the sharding sites a helper evaluated for one call reaches (see CallsMixin.call_value)
         self.site_sink: Optional[List[Any]] = None
         self.site_facts: List[Any] = []
+        self.site_spec_uses: List[Any] = []
+        self.helper_nodes: Dict[cst.CSTNode, frozenset] = {}  # calls._descendants' cache
         self.assume_defaults = False  # set by engine.analyze for shardcheck specs
         self.assumed: List[str] = []
+        self.helper_origins: Dict[cst.CSTNode, cst.CSTNode] = {}  # call -> line in the helper
         self.events = Events()
 
     # -- driver -------------------------------------------------------------------------
@@ -93,7 +96,25 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         for info in self.funcs.values():
             if info.events is not None:
                 self.events.extend(info.events)
+        self._facts_of_calls()
         return self
+
+    def _facts_of_calls(self) -> None:
+        """A helper's fact for one call's arguments, where no analysis of the helper
+        itself proves it (its own parameters unknown there), is reported at the call,
+        with the line in the helper noted (``helper_origins``)."""
+        own = {(id(f.node), type(f.fact)) for f in self.events.facts}
+        for cf in self.events.call_facts:
+            key = (id(cf.origin), type(cf.fact))
+            if key in own or (id(cf.call), type(cf.fact)) in own:
+                continue
+            own.add((id(cf.call), type(cf.fact)))
+            self.events.facts.append(FactAt(cf.fact, cf.call))
+            self.helper_origins[cf.call] = cf.origin
+        complete = {id(u.spec.node) for u in self.events.spec_uses if u.spec.complete}
+        for use, origin in self.events.call_spec_uses:  # likewise a spec the helper applies
+            if id(origin) not in complete:
+                self.events.spec_uses.append(use)
 
     def default_ctx(self) -> MeshCtx:
         """The context of a function no call in this file tells us about."""
@@ -216,8 +237,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         else None (dropped)."""
         if self.cur is not None:
             return getattr(self.cur, kind)
-        if self.site_sink is not None and kind in ("sites", "facts"):
-            return self.site_sink if kind == "sites" else self.site_facts
+        if self.site_sink is not None and kind in ("sites", "facts", "spec_uses"):
+            return {"sites": self.site_sink, "facts": self.site_facts,
+                    "spec_uses": self.site_spec_uses}[kind]
         return None
 
     def infer(self, at: cst.CSTNode, fn: Callable[..., Any], *args: Any,

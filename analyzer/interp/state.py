@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from ..events import (ApiUse, AxisTypedUse, CollectiveCall, FactAt, JitCall, MeshCtx,
+from ..events import (ApiUse, AxisTypedUse, CallFact, CollectiveCall, FactAt, JitCall, MeshCtx,
                       MeshMade, MeshMeet, NeedsMesh, ShardingSite, ShardMapCall,
                       SpecUse, TypeRecord)
 from ..values import UNKNOWN, FuncVal, Value, join
@@ -64,6 +64,8 @@ class Events:
     types: List[TypeRecord] = field(default_factory=list)
     jit_calls: List[JitCall] = field(default_factory=list)
     sites: List[ShardingSite] = field(default_factory=list)  # for `shardcheck specs`
+    call_facts: List[CallFact] = field(default_factory=list)  # CallsMixin.sites_via
+    call_spec_uses: List[Tuple[SpecUse, cst.CSTNode]] = field(default_factory=list)  # and origin
 
     def extend(self, other: "Events") -> None:
         for k in self.__dataclass_fields__:
