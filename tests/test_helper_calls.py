@@ -52,7 +52,7 @@ def test_a_spec_the_helper_builds_notes_the_helper_line():
     assert [(r.row, r.message) for r in f.related] == [
         (7, "the spec is built here, by the helper this line calls")]
     [g] = [f for f in check_source(_program()) if f.code == "SC104"]
-    assert g.column == len(f"r4 = place(jnp.zeros((8, 6)), ") + 1  # the caller's own P(...)
+    assert g.column == len("r4 = place(jnp.zeros((8, 6)), ") + 1  # the caller's own P(...)
     assert g.related == ()
 
 
