@@ -157,6 +157,8 @@ class CallsMixin(InterpreterBase):
         """The specs a helper applied for one call: one the helper builds is attributed to
         the call (noting where the helper builds it), one the call passes keeps its own
         node; each spec once, as rules report a spec once."""
+        if not self.site_spec_uses:
+            return
         inside = _descendants(fv.node, self.helper_nodes)
         moved: Dict[int, Any] = {}
         for u in self.site_spec_uses:
@@ -184,8 +186,7 @@ class CallsMixin(InterpreterBase):
                     isinstance(s, (cst.For, cst.While, cst.Try)) for s in body):
                 return UNKNOWN
         key = (node, tuple(id(a) for a in args), tuple(sorted(kwargs)))
-        if not args and not kwargs and key in self.ret_cache and not record \
-                and self.site_sink is None:
+        if not args and not kwargs and key in self.ret_cache and not record:
             return self.ret_cache[key]
         saved = (self.cur, self.returns, self.caller)
         returns: list = []
