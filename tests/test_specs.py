@@ -383,3 +383,22 @@ def test_check_never_assumes_config_defaults(tmp_path):
 def _sites_with_defaults(path):
     from shardcheck.analyzer.config import Config
     return sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+
+
+def test_a_function_is_analysed_again_when_a_later_call_brings_its_arguments(tmp_path):
+    """``shard`` is first reached with no caller in view, then from ``main`` with the mesh:
+    the map (and check) see the mesh the call passes."""
+    src = tmp_path / "m.py"
+    src.write_text(textwrap.dedent('''\
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec as P
+
+        def shard(mesh, x):
+            return jax.device_put(x, NamedSharding(mesh, P("data")))
+
+        def main():
+            mesh = jax.make_mesh((2, 4), ("data", "model"))
+            return shard(mesh, 1)
+        '''))
+    assert {(s.row, s.mesh) for s in _sites(src)} == {
+        (5, "Mesh('data': 2, 'model': 4, axis_types=(Explicit, Explicit))")}

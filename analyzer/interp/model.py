@@ -85,7 +85,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         while self.queue and budget > 0:
             info = self.queue.pop(0)
             ctx = self.merged_ctx(info)
-            if info.analyzed_ctx is not None and ctx.same(info.analyzed_ctx):
+            if info.analyzed_ctx is not None and ctx.same(info.analyzed_ctx) and \
+                    _same_args(info.analyzed_args, self.common_args(info)):
                 continue
             if info.analyses >= 4:
                 continue
@@ -169,6 +170,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
     def analyze_function(self, info: FuncInfo, ctx: MeshCtx) -> None:
         fv = info.val
         info.analyzed_ctx = ctx
+        info.analyzed_args = self.common_args(info)
         info.analyses += 1
         events = Events()
         saved = (self.cur, self.caller, self.returns, self.assumed)
@@ -270,3 +272,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         """Mesh axis -> size, from ``x``'s own mesh or the context's (None when unknown)."""
         mesh = x.mesh if isinstance(x, ArrayVal) and x.mesh is not None else self.context_mesh(ctx)
         return mesh.size_of if mesh is not None else (lambda a: None)
+
+
+def _same_args(a: Optional[tuple], b: Optional[tuple]) -> bool:
+    """Whether two bindings of a function's arguments are the same values (identity: a
+    later call passing other values makes the function worth analysing again)."""
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(x is y or x == y for x, y in zip(a, b))

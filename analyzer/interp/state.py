@@ -80,6 +80,7 @@ class FuncInfo:
     calls: Dict[Any, List[MeshCtx]] = field(default_factory=dict)  # caller key -> contexts
     call_args: Dict[Any, List[tuple]] = field(default_factory=dict)
     analyzed_ctx: Optional[MeshCtx] = None
+    analyzed_args: Optional[tuple] = None  # the common arguments it was analysed with
     events: Optional[Events] = None
     analyses: int = 0
 
