@@ -168,11 +168,11 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
         if "classmethod" in kinds:
             return PartialVal(fv, (owner,), ())
         return PartialVal(fv, (inst,), ())
-    v = lookup(cls, attr)
-    if v is not None:
-        if inst.assumed and not isinstance(v, (FuncVal, ClassVal)):
+    found = lookup(cls, attr)
+    if found is not None:
+        if inst.assumed and not isinstance(found, (FuncVal, ClassVal)):
             it.assumed.append(f"{cls.name}.{attr}")
-        return v
+        return found
     ann = annotation_of(cls, attr)
     if ann is not None:
         target = it.ev(ann, cls.env, ctx)

@@ -12,7 +12,7 @@ about collectives.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import libcst as cst
 
@@ -57,7 +57,8 @@ def jaxtyping_array(it: "Interpreter", expr: cst.BaseExpression, env: Env,
     text = dims_node.value
     if not isinstance(text, cst.SimpleString):
         return None
-    shape = parse_dims(text.evaluated_value)
+    value = text.evaluated_value
+    shape = parse_dims(value) if isinstance(value, str) else None
     if shape is None:
         return None
     return ArrayVal(shape, None, None, None, None, dtype=_DTYPES[kind], weak=None, dims=None,
@@ -67,7 +68,7 @@ def jaxtyping_array(it: "Interpreter", expr: cst.BaseExpression, env: Env,
 def parse_dims(text: str) -> Optional[Tuple[Optional[int], ...]]:
     """``"batch 512 #n _"`` -> ``(None, 512, None, None)``; None where the rank is not
     fixed (``*batch``, ``...``) or a token is not one jaxtyping reads as one dim."""
-    out = []
+    out: List[Optional[int]] = []
     for token in text.split():
         if token.startswith("*") or token == "..." or "..." in token:
             return None
