@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 import libcst as cst
-import libcst.matchers as m
 
 from ..events import MeshCtx, TypeRecord
 from ..jaxapi.registry import get_hook
@@ -274,7 +273,21 @@ class StatementsMixin(InterpreterBase):
 
 def _jumps(body: cst.CSTNode) -> bool:
     """Whether a loop body may leave an iteration early (break, continue, return, yield)."""
-    return bool(m.findall(body, m.Break() | m.Continue() | m.Return() | m.Yield()))
+    finder = _Jumps()
+    body.visit(finder)
+    return finder.found
+
+
+class _Jumps(cst.CSTVisitor):
+    """Whether a break, continue, return or yield is anywhere inside (libcst.matchers
+    would say the same, but importing it costs half a second of every run)."""
+
+    found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Yield)):
+            self.found = True
+        return not self.found
 
 
 def _is_raises(expr: cst.BaseExpression) -> bool:

@@ -44,6 +44,10 @@ class _Scanner(cst.CSTVisitor):
         self.flags: List[Tuple[int, cst.CSTNode]] = []
         self.cpu = False
         self.guarded = False
+        # generating a node's code is slow: only where the file spells what is looked for
+        text = parsed_text(module) or module.code
+        self.flags_spelled = "XLA_FLAGS" in text or "JAX_PLATFORMS" in text
+        self.guards_spelled = any(g in text for g in _GUARDS)
 
     def _conditional(self, node: cst.CSTNode) -> None:
         self.depth += 1
@@ -57,7 +61,8 @@ class _Scanner(cst.CSTVisitor):
     def visit_If(self, node: cst.If) -> None:
         if not _is_main_guard(node.test):
             self.depth += 1
-        if any(g in self.module.code_for_node(node.test) for g in _GUARDS):
+        if self.guards_spelled and any(g in self.module.code_for_node(node.test)
+                                       for g in _GUARDS):
             self.guarded = True
 
     def leave_If(self, node: cst.If) -> None:
@@ -65,7 +70,7 @@ class _Scanner(cst.CSTVisitor):
             self.depth -= 1
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        if any(g in self.module.code_for_node(node) for g in _GUARDS):
+        if self.guards_spelled and any(g in self.module.code_for_node(node) for g in _GUARDS):
             self.guarded = True
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -81,6 +86,8 @@ class _Scanner(cst.CSTVisitor):
                 self.cpu = True
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if not self.flags_spelled:
+            return
         code = self.module.code_for_node(node)
         if "XLA_FLAGS" in code and not self.depth:
             for m in _HOST_COUNT.finditer(code):
