@@ -402,3 +402,18 @@ def test_a_function_is_analysed_again_when_a_later_call_brings_its_arguments(tmp
         '''))
     assert {(s.row, s.mesh) for s in _sites(src)} == {
         (5, "Mesh('data': 2, 'model': 4, axis_types=(Explicit, Explicit))")}
+
+
+def test_flax_partitioning_spellings_resolve_like_linen(jax8):
+    from jax_snippets import run_snippets
+    path = PROGRAMS / "partitioning_alias.py"
+    sites = _sites(path)
+    assert [(s.row, s.logical, s.spec) for s in sites] == [
+        (11, ("batch", "embed"), "P('data', 'model')"),
+        (14, ("batch", None), "P('model', None)"),
+    ]
+    code = path.read_text() + (
+        "\nRESULT = {'acts': repr(acts.sharding.spec), 'moved': repr(moved.sharding.spec)}\n")
+    (res,) = run_snippets([code])
+    assert res["status"] == "ok", res
+    assert [_as_written(res["result"][k]) for k in ("acts", "moved")] == [s.spec for s in sites]

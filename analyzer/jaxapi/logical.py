@@ -151,12 +151,15 @@ def _context_rules(it: "Interpreter", ctx: MeshCtx) -> Optional[la.Rules]:
 
 
 # -- rule tables and their contexts ------------------------------------------------------------
-@models(*(f"{m}.logical_axis_rules" for m in _CORE))
+# flax.linen.partitioning's axis_rules/set_axis_rules are the same functions (t5x-style
+# code spells them so: ``with nn_partitioning.axis_rules(config.logical_axis_rules):``)
+@models(*(f"{m}.logical_axis_rules" for m in _CORE), "flax.linen.partitioning.axis_rules")
 def logical_axis_rules(it: "Interpreter", c: ApiCall) -> Value:
     return LogicalRulesVal(rules_of(c.args.get(0, "rules")), c.node)
 
 
-@models(*(f"{m}.set_logical_axis_rules" for m in _CORE[:2]))
+@models(*(f"{m}.set_logical_axis_rules" for m in _CORE[:2]),
+        "flax.linen.partitioning.set_axis_rules")
 def set_logical_axis_rules(it: "Interpreter", c: ApiCall) -> Value:
     return LogicalRulesVal(rules_of(c.args.get(0, "rules")), c.node, sets=True)
 
@@ -215,7 +218,8 @@ def spec_entries(entries: Tuple[Any, ...]) -> Tuple[Any, ...]:
     return tuple(out)
 
 
-@models(*(f"{m}.with_logical_constraint" for m in _LINEN))
+@models(*(f"{m}.with_logical_constraint" for m in _LINEN),
+        "flax.linen.partitioning.with_sharding_constraint")  # the same function
 def with_logical_constraint(it: "Interpreter", c: ApiCall) -> Value:
     """``nn.with_logical_constraint(x, names, rules=None, mesh=None, fallback=...)``: a
     no-op with no rules or no mesh; else ``with_sharding_constraint`` of the resolved spec
