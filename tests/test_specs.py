@@ -417,3 +417,29 @@ def test_flax_partitioning_spellings_resolve_like_linen(jax8):
     (res,) = run_snippets([code])
     assert res["status"] == "ok", res
     assert [_as_written(res["result"][k]) for k in ("acts", "moved")] == [s.spec for s in sites]
+
+
+def test_t5x_param_with_axes_resolves_as_flax_does(jax8):
+    from jax_snippets import run_snippets
+
+    from shardcheck.analyzer.config import from_table
+    rules = [["embed", "data"], ["mlp", "model"]]
+    path = PROGRAMS / "param_with_axes.py"
+    cfg = from_table({"logical": {"rules": rules}}, root=str(PROGRAMS))
+    sites = sharding_sites(path.read_text(), str(path), cfg)
+    assert [(s.row, s.kind, s.logical, s.spec) for s in sites] == [
+        (10, "logical partitioning", ("embed", "mlp"), "P('data', 'model')"),
+        (12, "logical partitioning", ("mlp", "embed"), "P('model', 'data')"),
+    ]
+    code = path.read_text() + textwrap.dedent(f"""
+        import jax, jax.numpy as jnp
+        RULES = {[tuple(r) for r in rules]!r}
+        with nn_partitioning.axis_rules(RULES):
+            variables = Mlp().init(jax.random.key(0), jnp.zeros((2, 16)))
+        names = nn_partitioning.get_axis_names(variables["params_axes"])
+        RESULT = {{k: repr(nn.logical_to_mesh_axes(v, RULES)) for k, v in names.items()}}
+        """)
+    (res,) = run_snippets([code])
+    assert res["status"] == "ok", res
+    assert {k: _as_written(v) for k, v in res["result"].items()} == {
+        "wi": sites[0].spec, "wo": sites[1].spec}

@@ -287,6 +287,22 @@ def with_logical_partitioning(it: "Interpreter", c: ApiCall) -> Value:
     return _opaque(it, c)
 
 
+@models("flax.linen.partitioning.param_with_axes", "flax.linen.partitioning.variable_with_axes")
+def param_with_axes(it: "Interpreter", c: ApiCall) -> Value:
+    """``nn_partitioning.param_with_axes(name, init, *args, axes=names)`` (t5x-style):
+    the names are kept beside the parameter (``params_axes``) and resolved as
+    ``nn.logical_to_mesh_axes`` resolves them, under the rules then in force."""
+    axes = c.args.kw.get("axes")
+    names = names_of(axes.value) if axes is not None else None
+    rules = _context_rules(it, c.ctx)
+    if axes is not None and names is not None and rules is not None:
+        res = _resolve_linen(it, c, names, rules, axes.node)
+        if res is not None:
+            it.prove(LogicalResolution("linen", c.name, names, res.entries, res.unmatched,
+                                       rules, it.context_mesh(c.ctx)), axes.node)
+    return _opaque(it, c)
+
+
 @models("flax.nnx.with_partitioning", "flax.nnx.spmd.with_partitioning")
 def nnx_with_partitioning(it: "Interpreter", c: ApiCall) -> Value:
     _nnx_site(it, c, c.args.get(1, "sharding"), _names_node(c, 1, "sharding"), None)

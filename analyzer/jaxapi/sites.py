@@ -43,6 +43,9 @@ LOGICAL_APIS = {
     "flax.linen.partitioning.with_sharding_constraint": ("logical constraint", 1,
                                                          "logical_axis_resources"),
     "flax.linen.with_logical_partitioning": ("logical partitioning", 1, "names"),
+    # keyword-only ``axes=``: no position reaches it
+    "flax.linen.partitioning.param_with_axes": ("logical partitioning", 99, "axes"),
+    "flax.linen.partitioning.variable_with_axes": ("logical partitioning", 99, "axes"),
 }
 
 
