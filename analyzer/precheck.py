@@ -46,6 +46,7 @@ TRIGGERS = (
     "pjit", "xmap", "maps", "thread_resources",  # legacy APIs (deprecated or removed)
     "device_put", "axistype", "typeof",
     "logical",  # Flax: logical_axis_rules, with_logical_constraint, logical_to_mesh_axes
+    "axis_rules", "_with_axes",  # flax.linen.partitioning's t5x-style names
 )
 # ``jax.P`` (``from jax import P``): the one short alias of the vocabulary.
 _P_ALIAS = re.compile(r"P(?!\w)")  # not preceded by a word character either (checked apart:
