@@ -100,15 +100,23 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from shardcheck.analyzer import config as cfgmod
     from shardcheck.analyzer import output, runner
     from shardcheck.analyzer.discovery import discover
-    from shardcheck.analyzer.codes import INTERNAL_ERROR
-    from shardcheck.analyzer.ftypes import ERROR
     import time
     paths = args.paths or ["."]
     if args.jobs is not None and args.jobs < 1:
         print(f"shardcheck: -j/--jobs must be at least 1, got {args.jobs}", file=sys.stderr)
         return 2
+    stdin = paths == ["-"]
+    if "-" in paths and not stdin:
+        print("shardcheck: `-` (standard input) cannot be mixed with other paths",
+              file=sys.stderr)
+        return 2
+    if stdin and (args.fix or args.diff):
+        print("shardcheck: --fix/--diff rewrite files; they do not apply to standard input",
+              file=sys.stderr)
+        return 2
+    start_at = args.stdin_filename if stdin and args.stdin_filename else paths[0]
     try:
-        cfg = cfgmod.load(args.config, start=paths[0] if os.path.lexists(paths[0]) else ".")
+        cfg = cfgmod.load(args.config, start=start_at if os.path.lexists(start_at) else ".")
         cfg = cfgmod.merge_cli(cfg, select=_split(args.select), ignore=_split(args.ignore),
                                extend_select=_split(args.extend_select),
                                exclude=_split(args.exclude))
@@ -121,6 +129,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except cfgmod.ConfigError as e:
         print(f"shardcheck: config error: {e}", file=sys.stderr)
         return 2
+    if stdin:
+        return _check_stdin(args, cfg)
     warnings: List[str] = []
     files, missing = discover(paths, cfg, force_exclude=args.force_exclude, warnings=warnings)
     for w in warnings:
@@ -152,15 +162,58 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
               f"{len(result.findings)} remaining.", file=sys.stderr)
     elapsed = time.perf_counter() - start
-    print(output.render(args.format, result.findings, result.files))
+    if not _emit(output.render(args.format, result.findings, result.files), args):
+        return 2
     if args.statistics:
         print(f"checked {result.files} files ({result.cached} from cache) in {elapsed:.2f}s",
               file=sys.stderr)
-    if any(f.code == INTERNAL_ERROR for f in result.findings):
+    return _status(result.findings, args)
+
+
+def _status(findings: list, args: argparse.Namespace) -> int:
+    from shardcheck.analyzer.codes import INTERNAL_ERROR
+    from shardcheck.analyzer.ftypes import ERROR
+    if any(f.code == INTERNAL_ERROR for f in findings):
         return 2
     if args.exit_zero:
         return 0
-    return 1 if any(f.severity == ERROR for f in result.findings) else 0
+    return 1 if any(f.severity == ERROR for f in findings) else 0
+
+
+def _emit(report: str, args: argparse.Namespace) -> bool:
+    """The report on standard output, or in ``--output-file`` (False: it could not be
+    written, which is said on stderr)."""
+    if not args.output_file:
+        print(report)
+        return True
+    try:
+        with open(args.output_file, "w", encoding="utf-8") as f:
+            f.write(report + "\n")
+    except OSError as e:
+        print(f"shardcheck: cannot write --output-file {args.output_file}: "
+              f"{e.strerror or e}", file=sys.stderr)
+        return False
+    return True
+
+
+def _check_stdin(args: argparse.Namespace, cfg) -> int:
+    """``shardcheck check - [--stdin-filename PATH]``: the source on standard input, checked
+    as the file PATH (no cache; imports resolved from PATH's directory)."""
+    from shardcheck.analyzer import output
+    from shardcheck.analyzer.engine import check_source
+    from shardcheck.analyzer.project import Project
+    name = args.stdin_filename or "-"
+    data = sys.stdin.buffer.read()
+    if args.stdin_filename and args.force_exclude and cfg.is_excluded(os.path.abspath(name)):
+        findings: list = []
+    else:
+        project = Project(cfg)
+        if args.stdin_filename and os.path.isfile(name):
+            project.add_file(name)
+        findings = check_source(data, name, cfg, project)
+    if not _emit(output.render(args.format, findings, 1), args):
+        return 2
+    return _status(findings, args)
 
 
 def _files_and_project(args: argparse.Namespace):
@@ -386,6 +439,11 @@ def _add_check(sub) -> None:
                    help="skip a file whose analysis needs more memory (default: [tool.shardcheck] "
                         "memory-per-file, 2GiB; 0: no limit)")
     c.add_argument("--statistics", action="store_true", help="print timing to stderr")
+    c.add_argument("--output-file", metavar="FILE",
+                   help="write the report to FILE instead of standard output")
+    c.add_argument("--stdin-filename", metavar="PATH",
+                   help="with PATH `-` (source on standard input, as editors pipe a buffer): "
+                        "the file it is, for the config, per-file-ignores, imports and messages")
     c.set_defaults(func=_cmd_check)
 
 

@@ -1,0 +1,61 @@
+"""``shardcheck check -``: a buffer on standard input (as editors and formatters pipe
+it), named by ``--stdin-filename``; and ``--output-file``. Run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+SRC = ('import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n'
+       'mesh = jax.make_mesh((2, 4), ("data", "model"))\ns = NamedSharding(mesh, P("modle"))\n')
+
+
+def _run(args, stdin="", cwd=None):
+    r = subprocess.run([sys.executable, "-m", "shardcheck", "check", *args], input=stdin,
+                       capture_output=True, text=True, cwd=cwd)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_a_buffer_is_checked_as_the_file_it_names(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardcheck]\nper-file-ignores = { "gen/**" = ["SC101"] }\n')
+    (tmp_path / "pkg").mkdir()
+    code, out, err = _run(["-", "--stdin-filename", "pkg/mod.py", "--format", "json"], SRC,
+                          tmp_path)
+    assert code == 1, err
+    [f] = json.loads(out)
+    assert (f["filename"], f["code"], f["location"]["row"]) == ("pkg/mod.py", "SC101", 4)
+    # the same buffer named as a file the config exempts: per-file-ignores apply
+    code, out, _ = _run(["-", "--stdin-filename", "gen/mod.py", "--format", "json"], SRC,
+                        tmp_path)
+    assert code == 0 and json.loads(out) == []
+
+
+def test_a_buffer_with_no_name_and_bad_input(tmp_path):
+    code, out, _ = _run(["-"], "x = (\n", tmp_path)
+    assert code == 1 and out.startswith("-:1:") and "SC001" in out
+    code, _, err = _run(["-", "a.py"], "", tmp_path)
+    assert code == 2 and "cannot be mixed" in err and "Traceback" not in err
+    code, _, err = _run(["-", "--fix"], SRC, tmp_path)
+    assert code == 2 and "do not apply to standard input" in err
+
+
+def test_force_exclude_skips_an_excluded_buffer(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.shardcheck]\nexclude = ["vendor/"]\n')
+    code, out, _ = _run(["-", "--stdin-filename", "vendor/x.py", "--force-exclude"], SRC,
+                        tmp_path)
+    assert code == 0 and "SC101" not in out
+
+
+def test_output_file(tmp_path):
+    (tmp_path / "m.py").write_text(SRC)
+    report = tmp_path / "report.sarif"
+    code, out, _ = _run(["m.py", "--no-cache", "--format", "sarif", "--output-file",
+                         str(report)], cwd=tmp_path)
+    assert code == 1 and out == ""
+    sarif = json.loads(report.read_text())
+    assert sarif["runs"][0]["results"][0]["ruleId"] == "SC101"
+    code, _, err = _run(["m.py", "--no-cache", "--output-file", str(tmp_path / "no" / "x")],
+                        cwd=tmp_path)
+    assert code == 2 and "cannot write --output-file" in err and "Traceback" not in err
