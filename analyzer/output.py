@@ -23,11 +23,14 @@ def _rel(path: str) -> str:
     return rel.replace(os.sep, "/")
 
 
-def text(findings: List[Finding], files: int) -> str:
+def text(findings: List[Finding], files: int, quiet: bool = False) -> str:
+    """One line per finding (and its notes), then the summary unless ``quiet``."""
     lines = []
     for f in findings:
         lines.append(f"{_rel(f.filename)}:{f.row}:{f.column}: {f.code} {f.message} [{f.name}]")
         lines.extend(f"{_rel(r.filename)}:{r.row}:{r.column}: note: {r.message}" for r in f.related)
+    if quiet:
+        return "\n".join(lines)
     errors = sum(f.severity == ERROR for f in findings)
     warnings = len(findings) - errors
     if findings:
@@ -140,11 +143,28 @@ def github(findings: List[Finding]) -> str:
     return "\n".join(out)
 
 
-def render(fmt: str, findings: List[Finding], files: int) -> str:
+def statistics(fmt: str, findings: List[Finding]) -> str:
+    """``--statistics``: how many findings each rule has, most first (as ruff prints them:
+    count, code, ``[*]`` where some are fixable, name); JSON: a list of those rows."""
+    rows: dict = {}
+    for f in findings:
+        row = rows.setdefault(f.code, {"code": f.code, "name": f.name, "count": 0,
+                                       "fixable": 0})
+        row["count"] += 1
+        row["fixable"] += f.fix is not None and f.fix.applicability == "safe"
+    ordered = sorted(rows.values(), key=lambda r: (-r["count"], r["code"]))
+    if fmt == "json":
+        return json.dumps(ordered, indent=2)
+    width = max((len(str(r["count"])) for r in ordered), default=1)
+    return "\n".join(f"{r['count']:>{width}}  {r['code']}  {'[*]' if r['fixable'] else '   '} "
+                     f"{r['name']}" for r in ordered)
+
+
+def render(fmt: str, findings: List[Finding], files: int, quiet: bool = False) -> str:
     if fmt == "json":
         return as_json(findings)
     if fmt == "sarif":
         return sarif(findings)
     if fmt == "github":
         return github(findings)
-    return text(findings, files)
+    return text(findings, files, quiet)

@@ -118,7 +118,7 @@ def main() -> None:
         os.makedirs(root)
         bad = tree(root, args.files)
         m = measure(["check", ".", "-j", str(args.jobs), "--format", "json", "--cache-dir",
-                     os.path.join(work, "cache"), "--statistics"], root)
+                     os.path.join(work, "cache"), "-v"], root)
         found = json.loads(m["stdout"])
         lost = bad - sum(1 for f in found if f["code"] == "SC101")
         skipped = sum(1 for f in found if f["code"] == "SC003")
@@ -126,7 +126,7 @@ def main() -> None:
                             files_per_s=round(args.files / m["wall_s"], 1), findings_lost=lost,
                             files_skipped=skipped, stats=m["stderr"].strip()))
         m = measure(["check", ".", "-j", str(args.jobs), "--cache-dir",
-                     os.path.join(work, "cache"), "--statistics"], root)
+                     os.path.join(work, "cache"), "-v"], root)
         rows.append(summary("tree_cached", m, files=args.files, stats=m["stderr"].strip()))
     finally:
         shutil.rmtree(work, ignore_errors=True)

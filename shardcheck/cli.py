@@ -98,7 +98,7 @@ def _cmd_rules(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from shardcheck.analyzer import cache as cachemod
     from shardcheck.analyzer import config as cfgmod
-    from shardcheck.analyzer import output, runner
+    from shardcheck.analyzer import runner
     from shardcheck.analyzer.discovery import discover
     import time
     paths = args.paths or ["."]
@@ -162,12 +162,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
               f"{len(result.findings)} remaining.", file=sys.stderr)
     elapsed = time.perf_counter() - start
-    if not _emit(output.render(args.format, result.findings, result.files), args):
+    if not _emit(_report(args, result.findings, result.files), args):
         return 2
-    if args.statistics:
+    if args.verbose:
         print(f"checked {result.files} files ({result.cached} from cache) in {elapsed:.2f}s",
               file=sys.stderr)
     return _status(result.findings, args)
+
+
+def _report(args: argparse.Namespace, findings: list, files: int) -> str:
+    from shardcheck.analyzer import output
+    if args.statistics:
+        return output.statistics(args.format, findings)
+    return output.render(args.format, findings, files, quiet=args.quiet)
 
 
 def _status(findings: list, args: argparse.Namespace) -> int:
@@ -199,7 +206,6 @@ def _emit(report: str, args: argparse.Namespace) -> bool:
 def _check_stdin(args: argparse.Namespace, cfg) -> int:
     """``shardcheck check - [--stdin-filename PATH]``: the source on standard input, checked
     as the file PATH (no cache; imports resolved from PATH's directory)."""
-    from shardcheck.analyzer import output
     from shardcheck.analyzer.engine import check_source
     from shardcheck.analyzer.project import Project
     name = args.stdin_filename or "-"
@@ -211,7 +217,7 @@ def _check_stdin(args: argparse.Namespace, cfg) -> int:
         if args.stdin_filename and os.path.isfile(name):
             project.add_file(name)
         findings = check_source(data, name, cfg, project)
-    if not _emit(output.render(args.format, findings, 1), args):
+    if not _emit(_report(args, findings, 1), args):
         return 2
     return _status(findings, args)
 
@@ -438,7 +444,13 @@ def _add_check(sub) -> None:
     c.add_argument("--memory-per-file", metavar="BYTES",
                    help="skip a file whose analysis needs more memory (default: [tool.shardcheck] "
                         "memory-per-file, 2GiB; 0: no limit)")
-    c.add_argument("--statistics", action="store_true", help="print timing to stderr")
+    c.add_argument("--statistics", action="store_true",
+                   help="print how many findings each rule has instead of the findings")
+    c.add_argument("-q", "--quiet", action="store_true",
+                   help="text output: the findings only, no summary lines")
+    c.add_argument("-v", "--verbose", action="store_true",
+                   help="also print how many files were checked (and from cache) and how long "
+                        "it took, to stderr")
     c.add_argument("--output-file", metavar="FILE",
                    help="write the report to FILE instead of standard output")
     c.add_argument("--stdin-filename", metavar="PATH",

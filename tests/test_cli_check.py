@@ -215,14 +215,14 @@ def test_cache_makes_a_rerun_reuse_results_and_sees_changed_imports(tree):
         from pkg.meshes import MESH, AXIS
         x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(MESH, P(AXIS, None)))
         '''})
-    code, out, err = run([".", "--statistics"], d)
+    code, out, err = run([".", "-v"], d)
     assert code == 0 and "(0 from cache)" in err
-    code, out, err = run([".", "--statistics"], d)
+    code, out, err = run([".", "-v"], d)
     assert code == 0 and "(3 from cache)" in err
     # the imported constant changes: train.py's cached result is stale and re-checked
     (d / "pkg/meshes.py").write_text(
         'import jax\nMESH = jax.make_mesh((2, 4), ("data", "model"))\nAXIS = "batch"\n')
-    code, out, err = run([".", "--statistics"], d)
+    code, out, err = run([".", "-v"], d)
     assert code == 1 and "pkg/train.py:6" in out and "'batch'" in out
     assert "(1 from cache)" in err
 

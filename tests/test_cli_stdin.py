@@ -59,3 +59,19 @@ def test_output_file(tmp_path):
     code, _, err = _run(["m.py", "--no-cache", "--output-file", str(tmp_path / "no" / "x")],
                         cwd=tmp_path)
     assert code == 2 and "cannot write --output-file" in err and "Traceback" not in err
+
+
+def test_statistics_quiet_and_verbose(tmp_path):
+    (tmp_path / "m.py").write_text(SRC + 's2 = NamedSharding(mesh, P("data", "data"))\n'
+                                   's3 = NamedSharding(mesh, P("modle", None))\n')
+    code, out, err = _run(["m.py", "--no-cache", "--statistics"], cwd=tmp_path)
+    assert code == 1 and err == ""
+    assert out.splitlines() == ["2  SC101      unknown-mesh-axis",
+                                "1  SC102      duplicate-mesh-axis"]
+    code, out, _ = _run(["m.py", "--no-cache", "--statistics", "--format", "json"], cwd=tmp_path)
+    assert json.loads(out)[0] == {"code": "SC101", "name": "unknown-mesh-axis", "count": 2,
+                                  "fixable": 0}
+    code, out, _ = _run(["m.py", "--no-cache", "-q"], cwd=tmp_path)
+    assert code == 1 and len(out.splitlines()) == 3 and "Found" not in out
+    code, out, err = _run(["m.py", "--no-cache", "-v"], cwd=tmp_path)
+    assert "Found 3 errors" in out and "checked 1 files (0 from cache)" in err

@@ -280,7 +280,7 @@ def test_a_fifo_in_the_cache_is_a_miss(tmp_path):
     assert len(entries) == 1
     entries[0].unlink()
     os.mkfifo(entries[0])
-    code, out, err = cli(["check", "bad.py", "--cache-dir", str(cache), "--statistics"],
+    code, out, err = cli(["check", "bad.py", "--cache-dir", str(cache), "-v"],
                          tmp_path, timeout=120)
     assert code == 1 and "SC101" in out and "(0 from cache)" in err
 
