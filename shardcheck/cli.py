@@ -143,6 +143,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not args.no_cache:
         cache_dir = args.cache_dir or cfg.cache_dir or cachemod.default_dir(
             cfg.root if cfg.source else None, paths[0])
+    if args.show_settings or args.show_files:
+        from shardcheck.settings import show_files, show_settings
+        print(show_settings(cfg, cache_dir) if args.show_settings else show_files(files))
+        return 0
     start = time.perf_counter()
     result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
     if args.fix or args.diff:
@@ -451,6 +455,11 @@ def _add_check(sub) -> None:
     c.add_argument("-v", "--verbose", action="store_true",
                    help="also print how many files were checked (and from cache) and how long "
                         "it took, to stderr")
+    c.add_argument("--show-settings", action="store_true",
+                   help="print the settings the run would use (config file, rules, meshes, "
+                        "logical axis rules, cache, limits) and exit")
+    c.add_argument("--show-files", action="store_true",
+                   help="print the files the run would check and exit")
     c.add_argument("--output-file", metavar="FILE",
                    help="write the report to FILE instead of standard output")
     c.add_argument("--stdin-filename", metavar="PATH",

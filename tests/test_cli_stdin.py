@@ -75,3 +75,24 @@ def test_statistics_quiet_and_verbose(tmp_path):
     assert code == 1 and len(out.splitlines()) == 3 and "Found" not in out
     code, out, err = _run(["m.py", "--no-cache", "-v"], cwd=tmp_path)
     assert "Found 3 errors" in out and "checked 1 files (0 from cache)" in err
+
+
+def test_show_settings_and_files(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardcheck]\nignore = ["SC107"]\nexclude = ["vendor/"]\n'
+        '[tool.shardcheck.meshes.prod]\ndata = 64\nmodel = 8\n')
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "base.yml").write_text("logical_axis_rules: [['batch', 'data']]\n")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "v.py").write_text("x = 1\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    code, out, _ = _run([".", "--show-settings", "--no-cache"], cwd=tmp_path)
+    settings = dict(line.split(" = ", 1) for line in out.splitlines())
+    assert code == 0
+    assert settings["config"].endswith("pyproject.toml")
+    assert "SC107" not in settings["rules enabled"] and "SC101" in settings["rules enabled"]
+    assert settings["meshes"] == "prod (data=64, model=8)"
+    assert settings["logical axis rules"] == "1 from cfg/base.yml (discovered)"
+    assert settings["cache-dir"] == "none (--no-cache)"
+    code, out, _ = _run([".", "--show-files"], cwd=tmp_path)
+    assert code == 0 and out.split() == ["a.py"]  # vendor/ is excluded
