@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # imported where used: a run answered from the cache needs ne
 KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "meshes",
               "default-mesh", "cache-dir", "respect-gitignore", "max-collective-bytes",
               "jax-version", "timeout-per-file", "memory-per-file", "generated-size-limit",
-              "confirm-timeout", "logical")
+              "confirm-timeout", "logical", "warn-unused-ignores")
 
 # Per-file budgets: a file whose analysis runs past them gets one ``skipped-file`` finding
 # and the run goes on. Measured cost is ~20-40 s and ~1 GB per MB of source, so these let
@@ -112,6 +112,7 @@ class Config:
     logical: Any = None  # [tool.shardcheck.logical]: a logical_config.LogicalConfig
     # shardcheck specs (not a key): config objects' fields read as their declared defaults
     assume_defaults: bool = False
+    warn_unused_ignores: bool = False  # report suppressions that silence nothing (SC005)
     _codes: Optional[frozenset] = field(default=None, repr=False, compare=False)
 
     # -- selection -------------------------------------------------------------------------
@@ -159,7 +160,8 @@ class Config:
                            self.scale_mesh and list(zip(self.scale_mesh.axis_names,
                                                         self.scale_mesh.axis_sizes)),
                            self.jax_version, self.generated_size_limit,
-                           self.logical and self.logical.fingerprint()], sort_keys=True, default=str)
+                           self.logical and self.logical.fingerprint(),
+                           self.warn_unused_ignores], sort_keys=True, default=str)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -278,6 +280,11 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
         meshes=meshes, default_mesh=default,
         cache_dir=os.path.join(root, cache_dir) if cache_dir is not None else None,
         respect_gitignore=gitignore, root=root, source=source)
+    warn = table.get("warn-unused-ignores", False)
+    if not isinstance(warn, bool):
+        raise ConfigError("[tool.shardcheck] warn-unused-ignores must be true or false (a TOML "
+                          f"boolean, unquoted), got {_shown(warn)}")
+    cfg.warn_unused_ignores = warn
     if "max-collective-bytes" in table:
         cfg.max_collective_bytes = parse_bytes(table["max-collective-bytes"],
                                                "[tool.shardcheck] max-collective-bytes")

@@ -23,7 +23,8 @@ import libcst as cst
 
 from sharding_types import PartialMesh
 
-from .codes import INTERNAL_ERROR, INVALID_SUPPRESSION, SKIPPED_FILE, SYNTAX_ERROR
+from .codes import (INTERNAL_ERROR, INVALID_SUPPRESSION, SKIPPED_FILE, SYNTAX_ERROR,
+                    UNUSED_SUPPRESSION)
 from .config import Config
 from .deep import LIMITS, blank_deep_statements, from_recursion
 from .ftypes import ERROR, Finding, Fix, Pending, Related
@@ -65,10 +66,12 @@ def skipped(path: str, why: str) -> Finding:
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line breaks (str.splitlines has more)
 
 
-def _suppressions(text: str) -> Tuple[dict, List[Tuple[int, int, str]]]:
+def _suppressions(text: str, comments_out: Optional[list] = None
+                  ) -> Tuple[dict, List[Tuple[int, int, str]]]:
     """(line number -> codes/names suppressed there, '*' for all; the unknown names
     in `# shardcheck: ignore[...]` comments as (line, column, name)). Only comments
-    count, not the same text inside a string."""
+    count, not the same text inside a string. ``comments_out`` collects each comment as
+    (line, column, "shardcheck" or "noqa", the items it names)."""
     out: dict = {}
     unknown: List[Tuple[int, int, str]] = []
     known: Optional[set] = None
@@ -96,6 +99,10 @@ def _suppressions(text: str) -> Tuple[dict, List[Tuple[int, int, str]]]:
             else:
                 items = {"*"}
             out.setdefault(i, set()).update(items)
+            if comments_out is not None:
+                kind = "noqa" if m.group(0).lstrip("#").strip().lower().startswith("noqa") \
+                    else "shardcheck"
+                comments_out.append((i, m.start() + 1, kind, items))
     return out, unknown
 
 
@@ -144,7 +151,8 @@ def _kept(findings: List[Finding], path: str, text: str, codes: set, config: Con
           project: Optional[Project]) -> List[Finding]:
     """The findings each file's selection and suppression comments keep, sorted (this
     file's first, then those placed in modules it imports), without duplicates."""
-    sup, unknown = _suppressions(text)
+    comments: list = []
+    sup, unknown = _suppressions(text, comments)
     for row, col, name in unknown:
         findings.append(_meta(INVALID_SUPPRESSION, f"`# shardcheck: ignore[...]` names {name!r}, "
                               "which is not a rule code or name, so it suppresses nothing; "
@@ -152,6 +160,7 @@ def _kept(findings: List[Finding], path: str, text: str, codes: set, config: Con
     sups = {path: sup}
     allowed = {path: codes}
     seen = set()
+    used: set = set()  # (line, item) of this file's comments that silenced a finding
     out = []
     for f in sorted(findings, key=lambda f: (f.filename != path, f.filename, f.row, f.column,
                                              f.code, f.message)):
@@ -161,11 +170,42 @@ def _kept(findings: List[Finding], path: str, text: str, codes: set, config: Con
             allowed[f.filename] = set() if config.is_excluded(f.filename) else (
                 codes - set(config.ignored_for(f.filename)))
         key = (f.filename, f.code, f.row, f.column, f.message)
-        if key in seen or f.code not in allowed[f.filename] or (
-                f.code != INVALID_SUPPRESSION and _suppressed(f, sups[f.filename])):
+        if key in seen or f.code not in allowed[f.filename]:
+            continue
+        if f.code != INVALID_SUPPRESSION and _suppressed(f, sups[f.filename]):
+            if f.filename == path:
+                used.update((row, item) for row in (f.row, f.end_row)
+                            for item in ("*", f.code, f.name))
             continue
         seen.add(key)
         out.append(f)
+    if config.warn_unused_ignores:
+        out.extend(_unused(comments, used, codes, path))
+    return out
+
+
+def _unused(comments: list, used: set, codes: set, path: str) -> List[Finding]:
+    """``unused-suppression`` findings: the items of each comment that silenced no
+    finding on their line. In a ``# noqa``, only shardcheck's codes count (other tools
+    read the same comment), and a bare ``# noqa`` never; a code not enabled here is left
+    alone (another configuration may need it)."""
+    from .catalog import rule_table
+    names = {r.NAME: c for c, r in rule_table().items()}
+    out = []
+    for row, col, kind, items in comments:
+        for item in sorted(items):
+            code = names.get(item, item.upper())
+            if kind == "noqa" and (item == "*" or code not in rule_table()):
+                continue
+            if item != "*" and (code not in codes or code not in rule_table()):
+                continue
+            if (row, item) in used or (row, code) in used:
+                continue
+            what = ("`# shardcheck: ignore` silences nothing: no finding is reported on this "
+                    "line" if item == "*" else f"{item!r} in this suppression comment silences "
+                    f"nothing: no {item} finding is reported on this line")
+            out.append(_meta(UNUSED_SUPPRESSION, f"{what}. Remove it, so a later finding here "
+                             "is not silenced unseen", path, row, col))
     return out
 
 

@@ -122,6 +122,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
                                exclude=_split(args.exclude))
         if args.mesh is not None:
             cfg.scale_mesh = cfgmod.resolve_mesh_option(args.mesh, cfg)
+        if args.warn_unused_ignores:
+            cfg.warn_unused_ignores = True
         if args.timeout_per_file is not None:
             cfg.timeout_per_file = cfgmod.parse_seconds(args.timeout_per_file, "--timeout-per-file")
         if args.memory_per_file is not None:
@@ -455,6 +457,8 @@ def _add_check(sub) -> None:
     c.add_argument("-v", "--verbose", action="store_true",
                    help="also print how many files were checked (and from cache) and how long "
                         "it took, to stderr")
+    c.add_argument("--warn-unused-ignores", action="store_true",
+                   help="report suppression comments that silence nothing (unused-suppression)")
     c.add_argument("--show-settings", action="store_true",
                    help="print the settings the run would use (config file, rules, meshes, "
                         "logical axis rules, cache, limits) and exit")

@@ -96,3 +96,34 @@ def test_show_settings_and_files(tmp_path):
     assert settings["cache-dir"] == "none (--no-cache)"
     code, out, _ = _run([".", "--show-files"], cwd=tmp_path)
     assert code == 0 and out.split() == ["a.py"]  # vendor/ is excluded
+
+
+UNUSED = '''import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+a = NamedSharding(mesh, P("modle"))  # shardcheck: ignore[SC101]
+b = NamedSharding(mesh, P("data"))  # shardcheck: ignore[SC101]
+c = NamedSharding(mesh, P("data"))  # noqa: SC102, E501
+d = NamedSharding(mesh, P("data"))  # noqa
+e = NamedSharding(mesh, P("modle"))  # shardcheck: ignore[unknown-mesh-axis, SC102]
+f = 1  # shardcheck: ignore
+g = NamedSharding(mesh, P("data"))  # noqa: SC107
+'''
+
+
+def test_warn_unused_ignores(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.shardcheck]\nignore = ["SC107"]\n')
+    (tmp_path / "m.py").write_text(UNUSED)
+    code, out, _ = _run(["m.py", "--format", "json"], cwd=tmp_path)
+    assert code == 0 and json.loads(out) == []  # off by default
+    code, out, _ = _run(["m.py", "--format", "json", "--warn-unused-ignores"], cwd=tmp_path)
+    found = [(f["location"]["row"], f["code"], f["severity"]) for f in json.loads(out)]
+    # used ones (rows 4, 8's name), bare/foreign noqa (7, 6's E501) and a code the config
+    # does not enable (10) are left alone; the cache keys on the flag (the first run cached)
+    assert found == [(5, "SC005", "warning"), (6, "SC005", "warning"), (8, "SC005", "warning"),
+                     (9, "SC005", "warning")]
+    assert code == 0
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardcheck]\nignore = ["SC107"]\nwarn-unused-ignores = "yes"\n')
+    code, _, err = _run(["m.py"], cwd=tmp_path)
+    assert code == 2 and "warn-unused-ignores must be true or false" in err
