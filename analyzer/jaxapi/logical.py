@@ -296,10 +296,11 @@ def param_with_axes(it: "Interpreter", c: ApiCall) -> Value:
     names = names_of(axes.value) if axes is not None else None
     rules = _context_rules(it, c.ctx)
     if axes is not None and names is not None and rules is not None:
-        res = _resolve_linen(it, c, names, rules, axes.node)
+        node = axes.node or c.node
+        res = _resolve_linen(it, c, names, rules, node)
         if res is not None:
             it.prove(LogicalResolution("linen", c.name, names, res.entries, res.unmatched,
-                                       rules, it.context_mesh(c.ctx)), axes.node)
+                                       rules, it.context_mesh(c.ctx)), node)
     return _opaque(it, c)
 
 
