@@ -110,8 +110,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print("shardcheck: `-` (standard input) cannot be mixed with other paths",
               file=sys.stderr)
         return 2
-    if stdin and (args.fix or args.diff):
-        print("shardcheck: --fix/--diff rewrite files; they do not apply to standard input",
+    if stdin and (args.fix or args.diff or args.add_noqa):
+        print("shardcheck: --fix/--diff/--add-noqa rewrite files; they do not apply to "
+              "standard input",
               file=sys.stderr)
         return 2
     start_at = args.stdin_filename if stdin and args.stdin_filename else paths[0]
@@ -151,6 +152,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 0
     start = time.perf_counter()
     result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+    if args.add_noqa:
+        return _add_noqa(args, result.findings, files, cfg, cache_dir)
     if args.fix or args.diff:
         from shardcheck.analyzer.fixes import fix_findings
         fixed = fix_findings(result.findings, files, args.unsafe_fixes, write=not args.diff)
@@ -173,6 +176,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.verbose:
         print(f"checked {result.files} files ({result.cached} from cache) in {elapsed:.2f}s",
               file=sys.stderr)
+    return _status(result.findings, args)
+
+
+def _add_noqa(args: argparse.Namespace, findings: list, files: list, cfg, cache_dir) -> int:
+    """``--add-noqa``: suppress every finding that stands where it is, then report what
+    remains (file-level findings, lines inside strings)."""
+    from shardcheck.analyzer import runner
+    from shardcheck.analyzer.add_noqa import add_noqa
+    added, problems = add_noqa(findings)
+    for problem in problems:
+        print(f"shardcheck: warning: {problem}", file=sys.stderr)
+    result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+    print(f"Added {added} suppression comment(s); {len(result.findings)} finding(s) remain.",
+          file=sys.stderr)
+    if not _emit(_report(args, result.findings, result.files), args):
+        return 2
     return _status(result.findings, args)
 
 
@@ -457,6 +476,9 @@ def _add_check(sub) -> None:
     c.add_argument("-v", "--verbose", action="store_true",
                    help="also print how many files were checked (and from cache) and how long "
                         "it took, to stderr")
+    c.add_argument("--add-noqa", action="store_true",
+                   help="add a `# shardcheck: ignore[...]` comment for each finding (adopt "
+                        "shardcheck on an existing codebase), then report what remains")
     c.add_argument("--warn-unused-ignores", action="store_true",
                    help="report suppression comments that silence nothing (unused-suppression)")
     c.add_argument("--show-settings", action="store_true",
