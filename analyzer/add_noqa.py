@@ -5,7 +5,8 @@ already has); a file is rewritten atomically, and only if the result still compi
 
 A finding whose line ends inside a string (a triple-quoted literal) cannot take a
 comment there and is left, and so are the file-level findings (a file that does not
-parse, an internal error, a skipped file), which no comment suppresses."""
+parse, an internal error, a skipped file), which no comment suppresses, and findings in
+notebooks (their cells are JSON strings: add the comment in the notebook's editor)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def add_noqa(findings: Sequence[Finding], write: bool = True) -> Tuple[int, List
     """(how many lines got a comment, problems to report); files written unless not
     ``write``."""
     added, problems = 0, []
-    for path, fs in by_file([f for f in findings if f.code not in _FILE_LEVEL]).items():
+    kept = [f for f in findings if f.code not in _FILE_LEVEL and f.cell is None]  # not cells
+    for path, fs in by_file(kept).items():
         try:
             text = decode_source(read_source(path))
         except Exception as e:

@@ -119,7 +119,7 @@ def _walk(root: str, config: Config, cache: Dict[str, object], force_exclude: bo
             keep.append(d)
         dirnames[:] = keep
         for name in sorted(filenames):
-            if not name.endswith(".py"):
+            if not name.endswith((".py", ".ipynb")):  # notebooks: analyzer/notebooks.py
                 continue
             full = os.path.join(dirpath, name)
             if excluded(full) or _ignored(full, False, stack):

@@ -25,6 +25,7 @@ from sharding_types import PartialMesh
 
 from .codes import (INTERNAL_ERROR, INVALID_SUPPRESSION, SKIPPED_FILE, SYNTAX_ERROR,
                     UNUSED_SUPPRESSION)
+from . import notebooks
 from .config import Config
 from .deep import LIMITS, blank_deep_statements, from_recursion
 from .ftypes import ERROR, Finding, Fix, Pending, Related
@@ -138,6 +139,20 @@ def check_source(source: bytes | str, path: str = "<string>", config: Optional[C
     config = config or Config()
     codes = set(rule_codes) if rule_codes is not None else set(config.enabled_codes())
     codes -= set(config.ignored_for(path))
+    if notebooks.is_notebook(path):  # its code cells, joined; findings go back to cells
+        try:
+            text, where = notebooks.python_of(source.encode() if isinstance(source, str)
+                                              else source)
+        except notebooks.NotANotebook as e:
+            return [_meta(SYNTAX_ERROR, f"this file does not parse: {e}", path, 1, 1)]
+        return notebooks.locate(_check_python(text, path, config, project, "", codes),
+                                path, where)
+    return _check_python(source, path, config, project, module_name, codes)
+
+
+def _check_python(source: bytes | str, path: str, config: Config, project: Optional[Project],
+                  module_name: Optional[str], codes: set) -> List[Finding]:
+    """``check_source`` of Python source (a notebook's cells, joined, included)."""
     try:
         findings, text = degrading_deep_statements(_findings, source, path, config, project,
                                                    module_name, codes)

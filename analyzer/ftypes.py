@@ -85,14 +85,18 @@ class Finding:
     fix: Optional[Fix] = None
     in_expected_failure: bool = field(default=False, compare=False)  # inside assertRaises
     related: Tuple[Related, ...] = ()
+    cell: Optional[int] = None  # a notebook's cell (rows then count within it)
 
     def as_json(self) -> Dict[str, Any]:
-        return {"code": self.code, "name": self.name, "message": self.message,
-                "severity": self.severity, "filename": self.filename,
-                "location": {"row": self.row, "column": self.column},
-                "end_location": {"row": self.end_row, "column": self.end_column},
-                "fix": self.fix.as_json() if self.fix else None,
-                "related": [r.as_json() for r in self.related]}
+        out: Dict[str, Any] = {"code": self.code, "name": self.name, "message": self.message,
+               "severity": self.severity, "filename": self.filename,
+               "location": {"row": self.row, "column": self.column},
+               "end_location": {"row": self.end_row, "column": self.end_column},
+               "fix": self.fix.as_json() if self.fix else None,
+               "related": [r.as_json() for r in self.related]}
+        if self.cell is not None:
+            out["cell"] = self.cell
+        return out
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Finding":
@@ -105,7 +109,7 @@ class Finding:
         return cls(d["code"], d["name"], d["message"], d["severity"], d["filename"],
                    d["location"]["row"], d["location"]["column"], d["end_location"]["row"],
                    d["end_location"]["column"], fix, d.get("in_expected_failure", False),
-                   tuple(Related.from_json(r) for r in d.get("related") or ()))
+                   tuple(Related.from_json(r) for r in d.get("related") or ()), d.get("cell"))
 
 
 @dataclass(frozen=True)

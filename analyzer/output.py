@@ -23,11 +23,17 @@ def _rel(path: str) -> str:
     return rel.replace(os.sep, "/")
 
 
+def _in_cell(f: Finding) -> str:
+    """Where formats with no place for a notebook's cell say it: in the message."""
+    return f"(cell {f.cell}, line {f.row}) " if f.cell is not None else ""
+
+
 def text(findings: List[Finding], files: int, quiet: bool = False) -> str:
     """One line per finding (and its notes), then the summary unless ``quiet``."""
     lines = []
     for f in findings:
-        lines.append(f"{_rel(f.filename)}:{f.row}:{f.column}: {f.code} {f.message} [{f.name}]")
+        where = f"{_rel(f.filename)}:" + (f"cell {f.cell}:" if f.cell is not None else "")
+        lines.append(f"{where}{f.row}:{f.column}: {f.code} {f.message} [{f.name}]")
         lines.extend(f"{_rel(r.filename)}:{r.row}:{r.column}: note: {r.message}" for r in f.related)
     if quiet:
         return "\n".join(lines)
@@ -93,7 +99,7 @@ def sarif(findings: List[Finding]) -> str:
         results.append({
             "ruleId": f.code, "ruleIndex": ids.index(f.code) if f.code in ids else 0,
             "level": "error" if f.severity == ERROR else "warning",
-            "message": {"text": f.message},
+            "message": {"text": _in_cell(f) + f.message},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": _rel(f.filename), "uriBaseId": "%SRCROOT%"},
                 "region": {"startLine": f.row, "startColumn": f.column,
@@ -139,7 +145,7 @@ def github(findings: List[Finding]) -> str:
                  f"endLine={f.end_row},endColumn={f.end_column},"
                  f"title={_gh_escape(f'{f.code} {f.name}', True)}")
         notes = "".join(f"\n{_rel(r.filename)}:{r.row}: {r.message}" for r in f.related)
-        out.append(f"::{level} {props}::{_gh_escape(f.message + notes)}")
+        out.append(f"::{level} {props}::{_gh_escape(_in_cell(f) + f.message + notes)}")
     return "\n".join(out)
 
 

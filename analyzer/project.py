@@ -56,6 +56,8 @@ class Project:
         self._positions: Dict[str, Any] = {}
 
     def add_file(self, path: str) -> None:
+        if path.lower().endswith(".ipynb"):  # checked, never imported
+            return
         self.roots.add(source_root_for(path))
         self.modules.setdefault(module_name_for(path), os.path.abspath(path))
 
