@@ -27,6 +27,7 @@ BAD_VALUES = {
     "generated-size-limit": ("true", "generated-size-limit takes a byte count"),
     "jax-version": ('"0.3"', "jax-version: JAX version '0.3' is not supported"),
     "logical": ('"cfg.yml"', "[tool.shardcheck.logical] must be a table"),
+    "warn-unused-ignores": ('"yes"', "warn-unused-ignores must be true or false"),
 }
 
 
