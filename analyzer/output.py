@@ -28,12 +28,17 @@ def _in_cell(f: Finding) -> str:
     return f"(cell {f.cell}, line {f.row}) " if f.cell is not None else ""
 
 
-def text(findings: List[Finding], files: int, quiet: bool = False) -> str:
-    """One line per finding (and its notes), then the summary unless ``quiet``."""
+def text(findings: List[Finding], files: int, quiet: bool = False, frames: bool = False) -> str:
+    """One line per finding (and its notes), then the summary unless ``quiet``;
+    ``frames``: each finding's source line under it, a caret under the span (ruff's full
+    output, mypy's ``--pretty``)."""
     lines = []
+    cache: Dict[str, List[str]] = {}
     for f in findings:
         where = f"{_rel(f.filename)}:" + (f"cell {f.cell}:" if f.cell is not None else "")
         lines.append(f"{where}{f.row}:{f.column}: {f.code} {f.message} [{f.name}]")
+        if frames:
+            lines.extend(_frame(f, cache))
         lines.extend(f"{_rel(r.filename)}:{r.row}:{r.column}: note: {r.message}" for r in f.related)
     if quiet:
         return "\n".join(lines)
@@ -53,6 +58,23 @@ def text(findings: List[Finding], files: int, quiet: bool = False) -> str:
         lines.append(f"{unsafe} more fixable with `--fix --unsafe-fixes` (review them: "
                      "they may change what the code means).")
     return "\n".join(lines)
+
+
+def _frame(f: Finding, cache: Dict[str, List[str]]) -> List[str]:
+    """The finding's source line with a caret under its span, as ruff's full output
+    shows it (none for a notebook's cell, a file-level finding, or a line not read)."""
+    if f.cell is not None or f.row < 1:
+        return []
+    line = _line(f.filename, f.row, cache)
+    if not line.strip():
+        return []
+    start = max(f.column - 1, 0)
+    end = f.end_column - 1 if f.end_row == f.row and f.end_column > f.column else len(line)
+    end = max(min(end, len(line)), start + 1)
+    number = str(f.row)
+    pad = " " * len(number)
+    text = line.expandtabs(1)
+    return [f"{pad} |", f"{number} | {text}", f"{pad} | {' ' * start}{'^' * (end - start)}"]
 
 
 def as_json(findings: List[Finding]) -> str:
@@ -166,11 +188,12 @@ def statistics(fmt: str, findings: List[Finding]) -> str:
                      f"{r['name']}" for r in ordered)
 
 
-def render(fmt: str, findings: List[Finding], files: int, quiet: bool = False) -> str:
+def render(fmt: str, findings: List[Finding], files: int, quiet: bool = False,
+           frames: bool = False) -> str:
     if fmt == "json":
         return as_json(findings)
     if fmt == "sarif":
         return sarif(findings)
     if fmt == "github":
         return github(findings)
-    return text(findings, files, quiet)
+    return text(findings, files, quiet, frames)

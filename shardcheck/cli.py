@@ -199,7 +199,8 @@ def _report(args: argparse.Namespace, findings: list, files: int) -> str:
     from shardcheck.analyzer import output
     if args.statistics:
         return output.statistics(args.format, findings)
-    return output.render(args.format, findings, files, quiet=args.quiet)
+    frames = args.output_format == "full" and not getattr(args, "from_stdin", False)
+    return output.render(args.format, findings, files, quiet=args.quiet, frames=frames)
 
 
 def _status(findings: list, args: argparse.Namespace) -> int:
@@ -234,6 +235,7 @@ def _check_stdin(args: argparse.Namespace, cfg) -> int:
     from shardcheck.analyzer.engine import check_source
     from shardcheck.analyzer.project import Project
     name = args.stdin_filename or "-"
+    args.from_stdin = True  # the file on disk is not the buffer: no code frames from it
     data = sys.stdin.buffer.read()
     if args.stdin_filename and args.force_exclude and cfg.is_excluded(os.path.abspath(name)):
         findings: list = []
@@ -439,6 +441,9 @@ def _add_check(sub) -> None:
     c = sub.add_parser("check", help="check Python files and directories (the default command)")
     c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
     c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    c.add_argument("--output-format", choices=("full", "concise"), default="full",
+                   help="text: each finding with its source line and a caret under it "
+                        "(full, the default), or one line per finding (concise)")
     c.add_argument("--select", action="append", metavar="RULES",
                    help="only these rules: codes, code prefixes or names, comma-separated")
     c.add_argument("--extend-select", action="append", metavar="RULES")

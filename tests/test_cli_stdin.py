@@ -35,6 +35,10 @@ def test_a_buffer_is_checked_as_the_file_it_names(tmp_path):
 def test_a_buffer_with_no_name_and_bad_input(tmp_path):
     code, out, _ = _run(["-"], "x = (\n", tmp_path)
     assert code == 1 and out.startswith("-:1:") and "SC001" in out
+    # a buffer's findings have no code frame: the file on disk is not the buffer
+    (tmp_path / "mod.py").write_text("# an older version on disk\n" * 5)
+    code, out, _ = _run(["-", "--stdin-filename", "mod.py"], SRC, tmp_path)
+    assert code == 1 and len(out.splitlines()) == 2 and " | " not in out
     code, _, err = _run(["-", "a.py"], "", tmp_path)
     assert code == 2 and "cannot be mixed" in err and "Traceback" not in err
     code, _, err = _run(["-", "--fix"], SRC, tmp_path)
@@ -71,8 +75,13 @@ def test_statistics_quiet_and_verbose(tmp_path):
     code, out, _ = _run(["m.py", "--no-cache", "--statistics", "--format", "json"], cwd=tmp_path)
     assert json.loads(out)[0] == {"code": "SC101", "name": "unknown-mesh-axis", "count": 2,
                                   "fixable": 0}
-    code, out, _ = _run(["m.py", "--no-cache", "-q"], cwd=tmp_path)
+    code, out, _ = _run(["m.py", "--no-cache", "-q", "--output-format", "concise"],
+                        cwd=tmp_path)
     assert code == 1 and len(out.splitlines()) == 3 and "Found" not in out
+    code, out, _ = _run(["m.py", "--no-cache", "-q"], cwd=tmp_path)  # full: with frames
+    lines = out.splitlines()
+    assert len(lines) == 12 and lines[1:4] == [
+        "  |", '4 | s = NamedSharding(mesh, P("modle"))', "  |                         ^^^^^^^^^^"]
     code, out, err = _run(["m.py", "--no-cache", "-v"], cwd=tmp_path)
     assert "Found 3 errors" in out and "checked 1 files (0 from cache)" in err
 
