@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from typing import Dict, List
 
 from .._version import __version__
+from .codes import INTERNAL_ERROR, SKIPPED_FILE
 from .ftypes import ERROR, Finding
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -62,8 +64,8 @@ def text(findings: List[Finding], files: int, quiet: bool = False, frames: bool 
 
 def _frame(f: Finding, cache: Dict[str, List[str]]) -> List[str]:
     """The finding's source line with a caret under its span, as ruff's full output
-    shows it (none for a notebook's cell, a file-level finding, or a line not read)."""
-    if f.cell is not None or f.row < 1:
+    shows it (none for a notebook's cell, a file not analysed, or a line not read)."""
+    if f.cell is not None or f.row < 1 or f.code in (INTERNAL_ERROR, SKIPPED_FILE):
         return []
     line = _line(f.filename, f.row, cache)
     if not line.strip():
@@ -87,12 +89,16 @@ def _fingerprint(f: Finding, line_text: str, occurrence: int) -> str:
 
 
 def _line(path: str, row: int, cache: Dict[str, List[str]]) -> str:
+    """Line ``row`` of the file at ``path`` ("" if it cannot be read). Only a regular file
+    is opened: a FIFO a run reported as skipped would block the report forever."""
     if path not in cache:
+        cache[path] = []
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                cache[path] = fh.read().splitlines()
-        except OSError:
-            cache[path] = []
+            if stat.S_ISREG(os.stat(path).st_mode):
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    cache[path] = fh.read().splitlines()
+        except (OSError, ValueError):
+            pass
     lines = cache[path]
     return lines[row - 1] if 0 < row <= len(lines) else ""
 
