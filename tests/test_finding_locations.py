@@ -4,6 +4,7 @@ SARIF); a finding inside an imported module is reported once, at its own file an
 
 import io
 import json
+import re
 import os
 import textwrap
 from contextlib import redirect_stdout
@@ -96,7 +97,9 @@ def test_text_output_shows_related_locations_as_note_lines(pkg):
     lines = _check(pkg, "text", "pkg/main.py").splitlines()
     i = next(i for i, line in enumerate(lines) if "SC201" in line)
     assert lines[i].startswith("pkg/main.py:9:")
-    assert lines[i + 1].startswith("pkg/helpers.py:10:5: note: ")
+    # the code frame (`9 | ...` and its caret line) comes first, then the notes
+    rest = [line for line in lines[i + 1:] if not re.match(r"^\s*\d* \|", line)]
+    assert rest[0].startswith("pkg/helpers.py:10:5: note: ")
 
 
 def test_sarif_output_has_related_locations(pkg):

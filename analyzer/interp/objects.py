@@ -8,7 +8,7 @@ there an object's attribute stays unknown, as a value the caller may set differe
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -97,28 +97,29 @@ class _SelfAssignments(cst.CSTVisitor):
                 self.dynamic = True
 
 
-def lookup(cls: ClassVal, attr: str) -> Optional[Value]:
-    """``attr`` as the class (or a base) binds it in its body; None when none does."""
-    v = cls.env.vars.get(attr)
-    if v is not None:
-        return v
+def _lineage(cls: ClassVal) -> Iterator[ClassVal]:
+    """The class, then its source bases depth first (Python's order for single and
+    simple multiple inheritance)."""
+    yield cls
     for b in cls.bases:
         if isinstance(b, ClassVal):
-            found = lookup(b, attr)
-            if found is not None:
-                return found
+            yield from _lineage(b)
+
+
+def lookup(cls: ClassVal, attr: str) -> Optional[Value]:
+    """``attr`` as the class (or a base) binds it in its body; None when none does."""
+    for c in _lineage(cls):
+        v = c.env.vars.get(attr)
+        if v is not None:
+            return v
     return None
 
 
 def annotation_of(cls: ClassVal, attr: str) -> Optional[Any]:
-    for name, ann in cls.fields:
-        if name == attr:
-            return ann
-    for b in cls.bases:
-        if isinstance(b, ClassVal):
-            found = annotation_of(b, attr)
-            if found is not None:
-                return found
+    for c in _lineage(cls):
+        for name, ann in c.fields:
+            if name == attr:
+                return ann
     return None
 
 
@@ -133,15 +134,11 @@ def all_fields(cls: ClassVal) -> List[str]:
 
 
 def _method(cls: ClassVal, attr: str) -> Optional[Tuple[cst.FunctionDef, ClassVal]]:
-    """The ``def attr`` of the class or its first base that has one."""
-    for s in cls.node.body.body:  # type: ignore[attr-defined]  # a ClassDef
-        if isinstance(s, cst.FunctionDef) and s.name.value == attr:
-            return s, cls
-    for b in cls.bases:
-        if isinstance(b, ClassVal):
-            found = _method(b, attr)
-            if found is not None:
-                return found
+    """The ``def attr`` of the class or the first base that has one."""
+    for c in _lineage(cls):
+        for s in c.node.body.body:  # type: ignore[attr-defined]  # a ClassDef
+            if isinstance(s, cst.FunctionDef) and s.name.value == attr:
+                return s, c
     return None
 
 
