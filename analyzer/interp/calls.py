@@ -12,10 +12,9 @@ import libcst as cst
 from ..events import UNKNOWN_CTX, CallFact, MeshCtx
 from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
-from ..values import (UNKNOWN, Const, DictVal, FuncVal, JitVal, MeshVal, PartialVal, QualName,
-                      ShardMapVal, TupleVal, Value, join)
 from ..syntax import dotted
-from ..values import SPREAD, ClassVal, InstanceVal
+from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
+                      MeshVal, PartialVal, QualName, ShardMapVal, TupleVal, Value, join)
 from .base import InterpreterBase
 from .objects import CLASS_KEY, construct
 from .state import Arg, CallArgs, Env, GradVal
@@ -248,7 +247,6 @@ class CallsMixin(InterpreterBase):
             rest = [a.value if isinstance(a, Arg) else a for a in args[len(positional):]]
             if not any(r is SPREAD for r in rest):  # f(*xs): its length is unknown
                 env.vars[params.star_arg.name.value] = TupleVal(tuple(rest))
-
 
     def _assumed_instance(self, node: cst.CSTNode, i: int, p: cst.Param, env: Env,
                           ctx: MeshCtx) -> Value:

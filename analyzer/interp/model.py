@@ -66,7 +66,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.raises_blocks: List[cst.With] = []
         self.func_stack: List[FuncInfo] = []
         self.ret_cache: Dict[Any, Value] = {}
-        # the sharding sites a helper evaluated for one call reaches (see CallsMixin.call_value)
+        # what a helper evaluated for one call reaches: its sites, facts and specs applied
+        # (CallsMixin.sites_via)
         self.site_sink: Optional[List[Any]] = None
         self.site_facts: List[Any] = []
         self.site_spec_uses: List[Any] = []
@@ -235,8 +236,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
 
     def recorded(self, kind: str) -> Optional[List[Any]]:
         """Where events of ``kind`` go now: the body's records; for a helper evaluated at
-        a call whose sites are listed (``sites_via``), its sites and the facts they read;
-        else None (dropped)."""
+        a call (``sites_via``), its sites, its facts and the specs it applies; else None
+        (dropped)."""
         if self.cur is not None:
             return getattr(self.cur, kind)
         if self.site_sink is not None and kind in ("sites", "facts", "spec_uses"):
