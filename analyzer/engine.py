@@ -537,10 +537,12 @@ class InferredType:
 
 
 def analyze(module: cst.Module, module_name: str, config: Config,
-            project: Optional[Project] = None, definitions_only: bool = False) -> "Interpreter":
+            project: Optional[Project] = None, definitions_only: bool = False,
+            trace=None) -> "Interpreter":
     """The one factory of a module's analysis: every consumer (check, types, confirm,
-    the project's import resolution) builds it here, so options such as the declared
-    meshes, the default mesh and ``--mesh`` apply everywhere alike."""
+    the project's import resolution, the server's hover) builds it here, so options such
+    as the declared meshes, the default mesh and ``--mesh`` apply everywhere alike.
+    ``trace(interpreter)`` runs before the analysis (``hover`` wraps its evaluation)."""
     from .compat import profile_for
     from .interp.model import Interpreter
     it = Interpreter(module, module_name, project, config.mesh_values(),
@@ -548,6 +550,8 @@ def analyze(module: cst.Module, module_name: str, config: Config,
                      scale_mesh=config.scale_mesh_value(), profile=profile_for(config.jax_version))
     it.logical_config = config.logical  # read by jaxapi/logical.py
     it.assume_defaults = config.assume_defaults  # shardcheck specs (interp/objects.py)
+    if trace is not None:
+        trace(it)
     return it.build()
 
 

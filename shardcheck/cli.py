@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import List, Optional
 
-COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm", "specs")
+COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm", "specs", "server")
 
 
 def _parser_class() -> type:
@@ -313,6 +313,11 @@ def _cmd_specs(args: argparse.Namespace) -> int:
     return specs.run(args, _files_and_project)
 
 
+def _cmd_server(args: argparse.Namespace) -> int:
+    from shardcheck import server
+    return server.run()
+
+
 def _cmd_confirm(args: argparse.Namespace) -> int:
     import json
 
@@ -429,6 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_specs)
 
     _add_confirm(sub)
+
+    lsp = sub.add_parser("server", help="run the language server (LSP on stdin/stdout): "
+                                        "diagnostics, quick fixes, hover types")
+    lsp.add_argument("--stdio", action="store_true",
+                     help="accepted for clients that pass it; stdio is the only transport")
+    lsp.set_defaults(func=_cmd_server)
 
     pp = sub.add_parser("parse", help="check sharding type strings and print them canonically")
     pp.add_argument("types", nargs="+", metavar="TYPE", help='e.g. "float32[8@data,16]"')

@@ -1,0 +1,253 @@
+"""``shardcheck server`` driven by a real LSP client (pygls's ``LanguageClient``) over
+stdio, as an editor drives it: diagnostics on open and change, quick fixes and the
+fix-all action, hover types (checked against ``jax.typeof``), config errors, excluded
+files and UTF-16 positions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from jax_snippets import run_snippets
+
+pytest.importorskip("pygls")
+from lsprotocol import types as t  # noqa: E402
+from pygls.lsp.client import LanguageClient  # noqa: E402
+from pygls.uris import from_fs_path  # noqa: E402
+
+MODEL = textwrap.dedent("""\
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+    def step(w, x):
+        h = x @ w
+        return jnp.tanh(h)
+
+
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.ones((16, 32)), P("data", None))
+        w = jax.device_put(jnp.ones((32, 8)), P(None, "model"))
+        y = step(w, x)
+        z = jax.lax.with_sharding_constraint(y, P("dta", "model"))
+""")
+FIXED = MODEL.replace('P("dta", "model")', 'P("data", "model")')  # runs under JAX
+TYPO_ROW = 16  # 0-based: the with_sharding_constraint line
+
+LEGACY = textwrap.dedent("""\
+    import jax
+    import jax.numpy as jnp
+    from jax import P
+
+    mesh = jax.make_mesh((8,), ("data",))
+    with jax.set_mesh(mesh):
+        x = jax.device_put(jnp.ones((8,)), P("data"))
+        y = jax.shard_map(lambda b: b * 2, in_specs=P("data"), out_specs=P("data"), check_rep=False)(x)
+""")
+
+# an emoji (two UTF-16 code units) before the error on its line
+WIDE = 'import jax\nfrom jax import P\nmesh = jax.make_mesh((8,), ("data",))\n' \
+       's = jax.NamedSharding(mesh, P("data")) if "\U0001F600" else jax.NamedSharding(mesh, P("modl"))\n'
+
+
+async def _session(root: str) -> dict:
+    out: dict = {}
+    client = LanguageClient("shardcheck-tests", "0")
+    published: asyncio.Queue = asyncio.Queue()
+
+    @client.feature(t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _diagnostics(params):
+        published.put_nowait(params)
+
+    async def next_for(uri):
+        while True:
+            p = await asyncio.wait_for(published.get(), 120)
+            if p.uri == uri:
+                return p
+
+    def open_doc(name: str, text: str, version: int = 1) -> str:
+        uri = from_fs_path(os.path.join(root, name))
+        client.text_document_did_open(t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(
+            uri=uri, language_id="python", version=version, text=text)))
+        return uri
+
+    def at(uri: str, line: int, char: int):
+        return t.HoverParams(text_document=t.TextDocumentIdentifier(uri=uri),
+                             position=t.Position(line=line, character=char))
+
+    await client.start_io(sys.executable, "-m", "shardcheck", "server")
+    try:
+        init = await client.initialize_async(t.InitializeParams(
+            capabilities=t.ClientCapabilities(), root_uri=from_fs_path(root)))
+        out["capabilities"] = init.capabilities
+        client.initialized(t.InitializedParams())
+
+        uri = open_doc("model.py", MODEL)
+        out["open"] = await next_for(uri)
+        out["hover_x"] = await client.text_document_hover_async(at(uri, 13, 4))
+        out["hover_h"] = await client.text_document_hover_async(at(uri, 9, 20))
+        out["hover_call"] = await client.text_document_hover_async(at(uri, 15, 10))
+        out["hover_none"] = await client.text_document_hover_async(at(uri, 4, 1))
+        diags = out["open"].diagnostics
+        out["actions"] = await client.text_document_code_action_async(t.CodeActionParams(
+            text_document=t.TextDocumentIdentifier(uri=uri), range=diags[0].range if diags else
+            t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=0)),
+            context=t.CodeActionContext(diagnostics=diags)))
+        client.text_document_did_change(t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text=FIXED)]))
+        out["change"] = await next_for(uri)
+
+        legacy = open_doc("legacy.py", LEGACY)
+        out["legacy"] = await next_for(legacy)
+        out["fix_all"] = await client.text_document_code_action_async(t.CodeActionParams(
+            text_document=t.TextDocumentIdentifier(uri=legacy),
+            range=t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=0)),
+            context=t.CodeActionContext(diagnostics=[], only=["source.fixAll"])))
+
+        out["wide"] = await next_for(open_doc("wide.py", WIDE))
+        out["excluded"] = await next_for(open_doc("generated/model.py", MODEL))
+        out["bad_config"] = await next_for(open_doc("badcfg/model.py", MODEL))
+        client.text_document_did_close(t.DidCloseTextDocumentParams(
+            text_document=t.TextDocumentIdentifier(uri=uri)))
+        out["close"] = await next_for(uri)
+        await client.shutdown_async(None)
+        client.exit(None)
+    finally:
+        await client.stop()
+    return out
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lsp")
+    (root / "pyproject.toml").write_text('[tool.shardcheck]\nexclude = ["generated/"]\n')
+    (root / "generated").mkdir()
+    (root / "badcfg").mkdir()
+    (root / "badcfg" / "pyproject.toml").write_text('[tool.shardcheck]\nselect = ["SC9999"]\n')
+    return asyncio.run(_session(str(root)))
+
+
+def test_capabilities(session):
+    caps = session["capabilities"]
+    assert caps.hover_provider
+    assert set(caps.code_action_provider.code_action_kinds) == {"quickfix", "source.fixAll.shardcheck"}
+
+
+def test_diagnostics_on_open_at_the_span(session):
+    (d,) = session["open"].diagnostics
+    assert (d.code, d.source, d.severity) == ("SC101", "shardcheck", t.DiagnosticSeverity.Error)
+    line = MODEL.splitlines()[TYPO_ROW]
+    assert d.range.start.line == TYPO_ROW == d.range.end.line
+    assert line[d.range.start.character:d.range.end.character] == 'P("dta", "model")'
+    assert "'dta'" in d.message and "did you mean 'data'" in d.message
+
+
+def test_diagnostics_follow_changes_and_close(session):
+    assert session["change"].version == 2 and list(session["change"].diagnostics) == []
+    assert list(session["close"].diagnostics) == []
+
+
+def test_quick_fix_is_the_check_fix(session):
+    (action,) = session["actions"]
+    assert action.kind == t.CodeActionKind.QuickFix and not action.is_preferred  # an unsafe fix
+    assert "unsafe" in action.title and "'data'" in action.title
+    ((uri, (edit,)),) = action.edit.changes.items()
+    assert uri.endswith("/model.py")
+    line = MODEL.splitlines()[edit.range.start.line]
+    fixed = line[:edit.range.start.character] + edit.new_text + line[edit.range.end.character:]
+    assert fixed == FIXED.splitlines()[edit.range.start.line]
+
+
+def test_fix_all_applies_the_safe_fixes(session, tmp_path):
+    (d,) = session["legacy"].diagnostics
+    assert d.code == "SC401" and "check_rep" in d.message
+    (action,) = session["fix_all"]
+    assert action.kind == "source.fixAll.shardcheck"
+    ((_, (edit,)),) = action.edit.changes.items()
+    assert (edit.range.start.line, edit.range.start.character) == (0, 0)
+    # the same text `shardcheck check --fix` writes
+    target = tmp_path / "legacy.py"
+    target.write_text(LEGACY)
+    subprocess.run([sys.executable, "-m", "shardcheck", "check", "--fix", "--no-cache", str(target)],
+                   capture_output=True, check=False)
+    assert edit.new_text == target.read_text()
+    assert "check_vma=False" in edit.new_text and "check_rep" not in edit.new_text
+
+
+def test_ranges_are_in_utf16_units(session):
+    (d,) = session["wide"].diagnostics
+    line = WIDE.splitlines()[3]
+    start = line.index('P("modl")')
+    assert d.code == "SC101"
+    assert d.range.start.character == start + 1  # the emoji counts two UTF-16 units
+    assert d.range.end.character == start + len('P("modl")') + 1
+
+
+def test_excluded_files_get_no_diagnostics(session):
+    assert list(session["excluded"].diagnostics) == []
+
+
+def test_a_bad_config_is_one_diagnostic_not_a_crash(session):
+    (d,) = session["bad_config"].diagnostics
+    assert d.message.startswith("shardcheck: config error:") and "SC9999" in d.message
+    assert d.range.start == t.Position(line=0, character=0)
+
+
+def _hover_text(h) -> str:
+    assert h is not None and h.contents.kind == t.MarkupKind.Markdown
+    return h.contents.value
+
+
+def test_hover_shows_what_jax_infers(session):
+    probe = FIXED + "    RESULT = [str(jax.typeof(v)) for v in (x, x @ w, step(w, x))]\n"
+    (res,) = run_snippets([probe])
+    assert res["status"] == "ok", res
+    x_type, h_type, call_type = res["result"]
+    assert f"x: {x_type}" in _hover_text(session["hover_x"])
+    assert session["hover_x"].range.start == t.Position(line=13, character=4)
+    assert f"h: {h_type}" in _hover_text(session["hover_h"])
+    assert f"step(w, x): {call_type}" in _hover_text(session["hover_call"])
+    assert session["hover_none"] is None  # `mesh` is not an array
+
+
+def test_server_without_pygls_says_how_to_install():
+    code = ("import sys; sys.modules['pygls'] = None; sys.modules['lsprotocol'] = None\n"
+            "from shardcheck.cli import main; sys.exit(main(['server']))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "pip install 'shardcheck[lsp]'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_hover_in_a_function_analysed_per_call():
+    """A helper called with two shardings shows both types; each is what JAX gives."""
+    from shardcheck.analyzer.hover import type_at
+    src = textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+        from jax import P
+
+        def double(a):
+            return a * 2
+
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        with jax.set_mesh(mesh):
+            u = double(jax.device_put(jnp.ones((8, 8)), P("data", None)))
+            v = double(jax.device_put(jnp.ones((8, 8)), P(None, "model")))
+            RESULT = [str(jax.typeof(u)), str(jax.typeof(v))]
+    """)
+    (res,) = run_snippets([src])
+    assert res["status"] == "ok", res
+    found = type_at(src, "double.py", 6, 14)  # the `*` of `a * 2`
+    assert found is not None and found.code == "a * 2"
+    assert set(found.types) == set(res["result"]) and len(found.types) == 2
+    assert "2 analyses" in found.markdown()
+    assert type_at("def f(:\n", "bad.py", 1, 1) is None  # no parse, no hover, no traceback
