@@ -152,7 +152,9 @@ class _Handlers:
         t = self.t
         doc = self.ls.workspace.get_text_document(params.text_document.uri)
         path = self.to_fs_path(params.text_document.uri)
-        cfg = self.settings.config(path)[0] if path is not None else None
+        if path is None:
+            return None
+        cfg = self.settings.config(path)[0]
         if cfg is None:
             return None
         pos = self.ls.workspace.position_codec.position_from_client_units(doc.lines, params.position)
