@@ -52,7 +52,8 @@ def _well_formed(f: Finding) -> bool:
     x = f.fix
     if x is not None and not (_ints(x.row, x.column, x.end_row, x.end_column)
                               and isinstance(x.message, str) and isinstance(x.content, str)
-                              and x.applicability in ("safe", "unsafe")):
+                              and x.applicability in ("safe", "unsafe")
+                              and all(_ints(*m[:4]) and isinstance(m[4], str) for m in x.more)):
         return False
     return all(_ints(r.row, r.column, r.end_row, r.end_column)
                and isinstance(r.message, str) and isinstance(r.filename, str)

@@ -471,10 +471,12 @@ def _place(module: cst.Module, path: str, pending: List[Pending], raises_blocks:
         fix = None
         fat = places.at(p.fix_node) if p.fix_node is not None else at
         if p.fix_content is not None and fat is not None and fat[0] == where:
-            fr = fat[1]
-            fix = Fix(p.fix_message or "apply the suggested replacement", fr.start.line,
-                      fr.start.column + 1, fr.end.line, fr.end.column + 1, p.fix_content,
-                      "unsafe" if p.fix_unsafe else "safe")
+            more = [(places.at(n), text) for n, text in p.fix_more]
+            if all(m is not None and m[0] == where for m, _ in more):  # all edits, or no fix
+                first, *rest = [_edit(fat[1], p.fix_content)] + \
+                    [_edit(m[1], text) for m, text in more]  # type: ignore[index]  # checked above
+                fix = Fix(p.fix_message or "apply the suggested replacement", *first,
+                          "unsafe" if p.fix_unsafe else "safe", tuple(rest))
         inside = any(f == where and a <= row <= b for f, a, b in ranges)
         related = []
         notes = list(p.related)
@@ -490,6 +492,14 @@ def _place(module: cst.Module, path: str, pending: List[Pending], raises_blocks:
         out.append(Finding(p.code, p.name, p.message, p.severity, where, row, col, erow, ecol,
                            fix, inside, tuple(related)))
     return out
+
+
+def _edit(r, content: str) -> Tuple[int, int, int, int, str]:
+    """A fix's edit of the text at ``r`` (a ``CodeRange``); ``DELETE_LINE``: its lines."""
+    from .codemods import DELETE_LINE
+    if content == DELETE_LINE:
+        return (r.start.line, 1, r.end.line + 1, 1, "")
+    return (r.start.line, r.start.column + 1, r.end.line, r.end.column + 1, content)
 
 
 def check_file(path: str, config: Optional[Config] = None,

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .ftypes import Finding, Fix
+from .ftypes import Finding
 from .sources import decode_source, read_source
 
 
@@ -44,32 +44,47 @@ def _offsets(text: str) -> List[int]:
     return starts
 
 
-def _span(starts: List[int], fix: Fix) -> Optional[Tuple[int, int]]:
-    if not 1 <= fix.row <= fix.end_row <= len(starts):
+def _span(starts: List[int], row: int, column: int, end_row: int,
+          end_column: int) -> Optional[Tuple[int, int]]:
+    if not 1 <= row <= end_row <= len(starts):
         return None
-    a = starts[fix.row - 1] + fix.column - 1
-    b = starts[fix.end_row - 1] + fix.end_column - 1
+    a = starts[row - 1] + column - 1
+    b = starts[end_row - 1] + end_column - 1
     return (a, b) if a <= b else None
 
 
+def _overlap(x: Tuple[int, int], y: Tuple[int, int]) -> bool:
+    """Two edits collide: their spans share text, or both insert at one point."""
+    return x[0] < y[1] and y[0] < x[1] or x == y or \
+        (x[0] == x[1] and y[0] < x[0] < y[1]) or (y[0] == y[1] and x[0] < y[0] < x[1])
+
+
 def apply_to_text(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Finding]]:
-    """``text`` with the findings' fixes applied (from the end; an edit overlapping one
-    already applied is left for the next run), and the findings whose fix was applied."""
+    """``text`` with the findings' fixes applied, and the findings whose fix was applied.
+
+    A fix is all its edits or none. Fixes are taken from the end of the text backwards;
+    one that collides with a fix already taken is left for the next run."""
     starts = _offsets(text)
-    spans = []
-    for f in findings:
-        span = _span(starts, f.fix) if f.fix is not None else None
-        if span is not None:
-            spans.append((span, f))
+    taken: List[Tuple[Tuple[int, int], str]] = []
     applied: List[Finding] = []
-    limit = len(text)  # where the last applied edit starts: later edits must end before
-    for (a, b), f in sorted(spans, key=lambda s: s[0], reverse=True):
-        if b > limit or (applied and a == b == limit):
+    candidates = []
+    for f in findings:
+        if f.fix is None:
             continue
-        text = text[:a] + f.fix.content + text[b:]  # type: ignore[union-attr]  # spans hold fixed findings
-        applied.append(f)
-        limit = a
-    return text, list(reversed(applied))
+        spans = [_span(starts, r, c, er, ec) for r, c, er, ec, _ in f.fix.edits()]
+        if any(s is None for s in spans):
+            continue
+        candidates.append((min(spans), f, [(s, e[4]) for s, e in zip(spans, f.fix.edits())]))
+    for _, f, edits in sorted(candidates, key=lambda c: c[0], reverse=True):
+        spans = [s for s, _ in edits]
+        if any(_overlap(s, t) for s in spans for t, _ in taken) or \
+                any(_overlap(a, b) for i, a in enumerate(spans) for b in spans[i + 1:]):
+            continue
+        taken += edits
+        applied.insert(0, f)
+    for (a, b), content in sorted(taken, key=lambda e: e[0], reverse=True):
+        text = text[:a] + content + text[b:]
+    return text, applied
 
 
 def fix_file(path: str, findings: Sequence[Finding], unsafe: bool) -> Optional[FileFix]:

@@ -23,11 +23,17 @@ class Fix:
     end_column: int
     content: str
     applicability: str = "safe"  # or "unsafe": applied only with --unsafe-fixes
+    # further edits of the same fix, (row, column, end_row, end_column, content): a
+    # codemod that moves an import rewrites its uses too; all are applied or none
+    more: Tuple[Tuple[int, int, int, int, str], ...] = ()
+
+    def edits(self) -> List[Tuple[int, int, int, int, str]]:
+        return [(self.row, self.column, self.end_row, self.end_column, self.content), *self.more]
 
     def as_json(self) -> Dict[str, Any]:
         return {"message": self.message, "applicability": self.applicability, "edits": [{
-            "content": self.content, "location": {"row": self.row, "column": self.column},
-            "end_location": {"row": self.end_row, "column": self.end_column}}]}
+            "content": c, "location": {"row": r, "column": col},
+            "end_location": {"row": er, "column": ec}} for r, col, er, ec, c in self.edits()]}
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class Pending:
     related: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)
     fix_node: Optional[cst.CSTNode] = None  # the text the fix replaces, if not ``node``'s
     fix_unsafe: bool = False  # the fix may change what the program means
+    fix_more: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)  # more (node, text) edits
 
 
 @dataclass(frozen=True)
@@ -102,10 +109,12 @@ class Finding:
     def from_json(cls, d: Dict[str, Any]) -> "Finding":
         fix = None
         if d.get("fix"):
-            e = d["fix"]["edits"][0]
+            e, *more = d["fix"]["edits"]
             fix = Fix(d["fix"]["message"], e["location"]["row"], e["location"]["column"],
                       e["end_location"]["row"], e["end_location"]["column"], e["content"],
-                      d["fix"].get("applicability", "safe"))
+                      d["fix"].get("applicability", "safe"),
+                      tuple((m["location"]["row"], m["location"]["column"], m["end_location"]["row"],
+                             m["end_location"]["column"], m["content"]) for m in more))
         return cls(d["code"], d["name"], d["message"], d["severity"], d["filename"],
                    d["location"]["row"], d["location"]["column"], d["end_location"]["row"],
                    d["end_location"]["column"], fix, d.get("in_expected_failure", False),

@@ -134,6 +134,17 @@ def sarif(findings: List[Finding]) -> str:
                            "endLine": f.end_row, "endColumn": f.end_column}}}],
             "partialFingerprints": {"shardcheck/v1": _fingerprint(f, line_text, seen[base])},
         })
+        if f.fix is not None:  # SARIF 2.1.0 §3.55: each edit a replacement of a region
+            results[-1]["fixes"] = [{
+                "description": {"text": f.fix.message + (" (unsafe: review it)"
+                                                         if f.fix.applicability != "safe" else "")},
+                "artifactChanges": [{
+                    "artifactLocation": {"uri": _rel(f.filename), "uriBaseId": "%SRCROOT%"},
+                    "replacements": [{
+                        "deletedRegion": {"startLine": r, "startColumn": c, "endLine": er,
+                                          "endColumn": ec},
+                        "insertedContent": {"text": content}}
+                        for r, c, er, ec, content in f.fix.edits()]}]}]
         if f.related:
             results[-1]["relatedLocations"] = [{
                 "id": i, "message": {"text": r.message},

@@ -67,14 +67,16 @@ class ShardRule:
     def report(self, node: Optional[cst.CSTNode], message: str, severity: Optional[str] = None,
                fix_content: Optional[str] = None, fix_message: str = "",
                related: Sequence[Tuple[Optional[cst.CSTNode], str]] = (),
-               fix_node: Optional[cst.CSTNode] = None, fix_unsafe: bool = False) -> Pending:
+               fix_node: Optional[cst.CSTNode] = None, fix_unsafe: bool = False,
+               fix_more: Sequence[Tuple[cst.CSTNode, str]] = ()) -> Pending:
         """A finding at ``node``; ``related``: other lines it involves, (node, note).
         ``fix_content`` replaces the text of ``fix_node`` (default ``node``); an unsafe fix
-        (it may change what the program means) is applied only with ``--unsafe-fixes``."""
+        (it may change what the program means) is applied only with ``--unsafe-fixes``.
+        ``fix_more``: further (node, text) replacements of the same fix, all or none."""
         return Pending(self.CODE, self.NAME, message, severity or self.SEVERITY, node,
                        fix_content, fix_message,
                        [(n, note) for n, note in related if n is not None and n is not node],
-                       fix_node, fix_unsafe)
+                       fix_node, fix_unsafe, list(fix_more))
 
     @classmethod
     def docs(cls) -> str:

@@ -218,11 +218,11 @@ def _quick_fixes(t, params, known: _Document, lines: List[str], rng, uri: str) -
         fix = f.fix
         unsafe = fix.applicability != "safe"
         title = f"{fix.message or 'Fix ' + f.code} ({f.code})" + (" [unsafe: review it]" if unsafe else "")
-        edit = t.TextEdit(range=rng(lines, fix.row, fix.column, fix.end_row, fix.end_column),
-                          new_text=fix.content)
+        edits = [t.TextEdit(range=rng(lines, r, c, er, ec), new_text=content)
+                 for r, c, er, ec, content in fix.edits()]
         actions.append(t.CodeAction(title=title, kind=t.CodeActionKind.QuickFix, diagnostics=[d],
                                     is_preferred=not unsafe,
-                                    edit=t.WorkspaceEdit(changes={uri: [edit]})))
+                                    edit=t.WorkspaceEdit(changes={uri: edits})))
     return actions
 
 

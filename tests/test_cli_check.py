@@ -323,3 +323,31 @@ def test_types_on_bad_input_exits_2(tmp_path):
     assert code == 2 and "does not parse" in err and "Traceback" not in err
     code, _, err = run(["types", str(tmp_path / "missing.py")], tmp_path)
     assert code == 2 and "no such file" in err
+
+
+def test_sarif_carries_fixes_whose_replacements_give_the_fixed_file(tree):
+    """SARIF `fixes` (§3.55): applying each replacement to the file gives what
+    `check --fix` writes, for a move of several edits too."""
+    src = ("import jax\nfrom jax.experimental.shard_map import shard_map\nfrom jax import P\n"
+           "mesh = jax.make_mesh((8,), ('data',))\n"
+           "f = shard_map(lambda b: b, mesh, P('data'), P('data'), check_rep=False)\n")
+    d = tree({"a.py": src})
+    doc = json.loads(run(["a.py", "--format", "sarif", "--no-cache"], d)[1])
+    (res,) = [r for r in doc["runs"][0]["results"] if r.get("fixes")]
+    (change,) = res["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "a.py" and len(change["replacements"]) == 2
+    lines = src.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    text = src
+    for rep in sorted(change["replacements"], key=lambda r: (r["deletedRegion"]["startLine"],
+                                                             r["deletedRegion"]["startColumn"]),
+                      reverse=True):
+        reg = rep["deletedRegion"]
+        a = starts[reg["startLine"] - 1] + reg["startColumn"] - 1
+        b = starts[reg["endLine"] - 1] + reg["endColumn"] - 1
+        text = text[:a] + rep["insertedContent"]["text"] + text[b:]
+    run(["a.py", "--fix", "--no-cache"], d)
+    assert text == (d / "a.py").read_text()
+    assert "jax.shard_map(lambda b: b, mesh=mesh" in text and "experimental" not in text

@@ -134,3 +134,16 @@ def test_nothing_to_fix_changes_nothing(tmp_path, flag):
     p.write_text("import jax\nm = jax.make_mesh((8,), ('data',))\n")
     r = _cli(flag, str(p))
     assert r.returncode == 0 and p.read_text() == "import jax\nm = jax.make_mesh((8,), ('data',))\n"
+
+
+def test_a_fix_of_several_edits_is_applied_whole_or_not_at_all():
+    text = "abcdef\nghi\n"
+    both = Finding("X", "x", "m", "error", "x.py", 1, 1, 1, 2,
+                   Fix("a", 1, 1, 1, 2, "A", more=((2, 1, 2, 2, "G"),)))
+    assert apply_to_text(text, [both]) == ("Abcdef\nGhi\n", [both])
+    # a later fix takes row 2's "g": the two-edit fix waits for the next run, whole
+    later = Finding("X", "x", "m", "error", "x.py", 2, 1, 2, 3, Fix("b", 2, 1, 2, 3, "!"))
+    assert apply_to_text(text, [both, later]) == ("abcdef\n!i\n", [later])
+    # JSON keeps every edit, and reads them back
+    assert Finding.from_json(both.as_json()) == both
+    assert len(both.as_json()["fix"]["edits"]) == 2

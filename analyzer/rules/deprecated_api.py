@@ -3,6 +3,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from ..compat import MESH_ENTER, PROFILES, JaxProfile
+from ..codemods import rewrite
 from ..compat.names import HISTORY
 from ..ftypes import ERROR, WARNING, Invalid, Valid
 from ..rule import ShardRule
@@ -80,8 +81,25 @@ class DeprecatedApi(ShardRule):
     `check_vma=` and `jax.sharding.use_mesh` as `jax.set_mesh` (safe), and `with mesh:`
     as `with jax.set_mesh(mesh):`: safe on a mesh whose axes are all Auto, unsafe
     otherwise, because on Explicit axes `set_mesh` also turns on explicit sharding
-    (`with_sharding_constraint` becomes an assert; checked on JAX 0.10.2). The import
-    moves (`jax.experimental.shard_map`, `pjit`) are not fixed yet.
+    (`with_sharding_constraint` becomes an assert; checked on JAX 0.10.2).
+
+    It also moves the imports, rewriting every use of the name in the same fix:
+    - `from jax.experimental.shard_map import shard_map`: each `shard_map(f, mesh,
+      in_specs, out_specs, check_rep=...)` becomes `jax.shard_map(f, mesh=mesh,
+      in_specs=..., out_specs=..., check_vma=...)`, and `partial(shard_map, ...)` becomes
+      `partial(jax.shard_map, ...)`. This is safe: on JAX 0.10.2 the old function calls
+      the new one with `check_vma=check_rep` and the same (empty) `axis_names`.
+    - `from jax.experimental.pjit import pjit`: calls, `partial(pjit, ...)` and `@pjit`
+      become `jax.jit`, with positional shardings passed as keywords and
+      `in_axis_resources`/`out_axis_resources` renamed `in_shardings`/`out_shardings`.
+      This is safe only where no sharding (other than `None`) is passed. pjit resolves
+      shardings against `with mesh:` and moves its arguments to them. `jax.jit` reads a
+      PartitionSpec only under `jax.set_mesh`, and there it raises where an argument
+      already on the mesh differs. Both were checked on JAX 0.10.2.
+    - The import line is dropped, or becomes `import jax` where the module lacks one.
+
+    A name that is rebound, passed as a value, starred into, or imported inside a block
+    gets no fix.
     """
 
     CODE = "SC401"
@@ -119,7 +137,8 @@ import jax.numpy as jnp
 from jax.experimental.shard_map import shard_map
 from jax.sharding import PartitionSpec as P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
-y = shard_map(lambda b: b, mesh, in_specs=P("data"), out_specs=P("data"))(jnp.ones((8,)))
+x = jax.device_put(jnp.ones((8,)), jax.NamedSharding(mesh, P("data")))
+y = shard_map(lambda b: b, mesh, in_specs=P("data"), out_specs=P("data"))(x)
 """, line=3, message="jax.shard_map", jax_outcome="deprecation"),
         Invalid("""import jax
 import jax.numpy as jnp
@@ -208,9 +227,16 @@ mesh = maps.Mesh(None, ("data",))
             # on a mesh with Explicit (or unknown) axes, set_mesh also turns on explicit
             # sharding, which `with mesh:` did not: the fix may change what the code does
             unsafe = use.api == MESH_ENTER and use.detail != "auto"
+            fix_node, more = None, []
+            if use.kind == "import" and isinstance(use.node, cst.ImportAlias):
+                moved = rewrite(ctx.model.module, use.node, use.api, _jax_alias(ctx.model.module))
+                if moved is not None:
+                    fix_node, content, more = moved.statement, moved.replacement, moved.edits
+                    how, unsafe = moved.message, moved.unsafe
             yield self.report(use.node, f"`{shown}`: {dep.note} ({status}). Use "
                               f"`{dep.replacement}` instead.", ERROR if removed else WARNING,
-                              fix_content=content, fix_message=how, fix_unsafe=unsafe)
+                              fix_content=content, fix_message=how, fix_unsafe=unsafe,
+                              fix_node=fix_node, fix_more=more)
 
     def _positional(self, use):
         fixed = _keyword_call(use.node)
