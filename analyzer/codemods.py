@@ -182,7 +182,7 @@ def rewrite(module: cst.Module, alias: cst.ImportAlias, api: str, jax_alias: Opt
             edits.append((name, new))
             continue
         return None  # rebound, or used as a value: leave the import alone
-    rest = [a for a in imp.names if a is not alias]  # type: ignore[union-attr]  # not a star
+    rest = [a for a in imp.names if a is not alias]
     lines = [] if jax_alias is not None else [f"import {jax}"]
     if rest:
         last = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)

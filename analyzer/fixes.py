@@ -67,14 +67,18 @@ def apply_to_text(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Fin
     starts = _offsets(text)
     taken: List[Tuple[Tuple[int, int], str]] = []
     applied: List[Finding] = []
-    candidates = []
+    candidates: List[Tuple[Tuple[int, int], Finding, List[Tuple[Tuple[int, int], str]]]] = []
     for f in findings:
         if f.fix is None:
             continue
-        spans = [_span(starts, r, c, er, ec) for r, c, er, ec, _ in f.fix.edits()]
-        if any(s is None for s in spans):
-            continue
-        candidates.append((min(spans), f, [(s, e[4]) for s, e in zip(spans, f.fix.edits())]))
+        edits = []
+        for r, c, er, ec, content in f.fix.edits():
+            span = _span(starts, r, c, er, ec)
+            if span is None:
+                break
+            edits.append((span, content))
+        else:
+            candidates.append((min(s for s, _ in edits), f, edits))
     for _, f, edits in sorted(candidates, key=lambda c: c[0], reverse=True):
         spans = [s for s, _ in edits]
         if any(_overlap(s, t) for s in spans for t, _ in taken) or \
