@@ -38,7 +38,8 @@ def text(findings: List[Finding], files: int, quiet: bool = False, frames: bool 
     cache: Dict[str, List[str]] = {}
     for f in findings:
         where = f"{_rel(f.filename)}:" + (f"cell {f.cell}:" if f.cell is not None else "")
-        lines.append(f"{where}{f.row}:{f.column}: {f.code} {f.message} [{f.name}]")
+        mark = " [*]" if f.fix is not None and f.fix.applicability == "safe" else ""
+        lines.append(f"{where}{f.row}:{f.column}: {f.code}{mark} {f.severity}: {f.message} [{f.name}]")
         if frames:
             lines.extend(_frame(f, cache))
         lines.extend(f"{_rel(r.filename)}:{r.row}:{r.column}: note: {r.message}" for r in f.related)
@@ -50,6 +51,8 @@ def text(findings: List[Finding], files: int, quiet: bool = False, frames: bool 
         lines.append(f"Found {errors} error{'s' * (errors != 1)} and {warnings} "
                      f"warning{'s' * (warnings != 1)} in {len({f.filename for f in findings})} "
                      f"of {files} file{'s' * (files != 1)}.")
+        if len({f.code for f in findings}) > 1:
+            lines.append("By rule: " + ", ".join(_per_rule(findings)) + ".")
     else:
         lines.append(f"All checks passed ({files} file{'s' * (files != 1)}).")
     safe = sum(f.fix is not None and f.fix.applicability == "safe" for f in findings)
@@ -60,6 +63,20 @@ def text(findings: List[Finding], files: int, quiet: bool = False, frames: bool 
         lines.append(f"{unsafe} more fixable with `--fix --unsafe-fixes` (review them: "
                      "they may change what the code means).")
     return "\n".join(lines)
+
+
+def _per_rule(findings: List[Finding]) -> List[str]:
+    """``2 SC101 unknown-mesh-axis (1 fixable)`` per rule, the most frequent first."""
+    counts: Dict[str, List[int]] = {}
+    names: Dict[str, str] = {}
+    for f in findings:
+        c = counts.setdefault(f.code, [0, 0])
+        c[0] += 1
+        c[1] += f.fix is not None and f.fix.applicability == "safe"
+        names[f.code] = f.name
+    order = sorted(counts, key=lambda code: (-counts[code][0], code))
+    return [f"{counts[c][0]} {c} {names[c]}" + (f" ({counts[c][1]} fixable)" if counts[c][1] else "")
+            for c in order]
 
 
 def _frame(f: Finding, cache: Dict[str, List[str]]) -> List[str]:

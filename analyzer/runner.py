@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass, replace
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from .cache import Cache
 from .codes import INTERNAL_ERROR, SKIPPED_FILE
@@ -31,7 +31,9 @@ class RunResult:
 
 
 def run(files: List[str], config: Config, jobs: Optional[int] = None,
-        cache_dir: Optional[str] = None) -> RunResult:
+        cache_dir: Optional[str] = None,
+        progress: Optional[Callable[[int, int], None]] = None) -> RunResult:
+    """Every file's findings; ``progress(done, total)`` after each file checked."""
     cache = Cache(cache_dir, config.fingerprint()) if cache_dir else None
     results: dict = {}
     todo: List[Tuple[str, Optional[bytes]]] = []  # a miss keeps the bytes read for its hash
@@ -46,9 +48,13 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
                 cached += 1
                 continue
         todo.append((path, data))
+    if progress is not None:
+        progress(cached, len(files))
     if todo:
-        for path, findings, digest, deps in _check(todo, config, files, jobs):
+        for done, (path, findings, digest, deps) in enumerate(_check(todo, config, files, jobs), 1):
             results[path] = findings
+            if progress is not None:
+                progress(cached + done, len(files))
             # a crash, or a file skipped for its budget or an unreadable state, is not a result
             if cache is not None and digest is not None and not any(
                     f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):

@@ -151,7 +151,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(show_settings(cfg, cache_dir) if args.show_settings else show_files(files))
         return 0
     start = time.perf_counter()
-    result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+    from shardcheck.terminal import progress
+    with progress(0 if args.quiet else len(files), sys.stderr) as update:
+        result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir, progress=update)
     if args.add_noqa:
         return _add_noqa(args, result.findings, files, cfg, cache_dir)
     if args.fix or args.diff:
@@ -200,7 +202,12 @@ def _report(args: argparse.Namespace, findings: list, files: int) -> str:
     if args.statistics:
         return output.statistics(args.format, findings)
     frames = args.output_format == "full" and not getattr(args, "from_stdin", False)
-    return output.render(args.format, findings, files, quiet=args.quiet, frames=frames)
+    report = output.render(args.format, findings, files, quiet=args.quiet, frames=frames)
+    if args.format == "text" and not args.output_file:
+        from shardcheck.terminal import colour, wants_colour
+        if wants_colour(sys.stdout):
+            report = colour(report)
+    return report
 
 
 def _status(findings: list, args: argparse.Namespace) -> int:

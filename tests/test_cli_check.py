@@ -62,7 +62,7 @@ def test_bare_paths_mean_check(tree):
     d = tree({"a.py": BAD})
     code, out, _ = run(["a.py", "--no-cache"], d)
     assert code == 1
-    assert out.startswith("a.py:5:60: SC101 `P('batch', None)`")
+    assert out.startswith("a.py:5:60: SC101 error: `P('batch', None)`")
     assert out.splitlines()[0].endswith("[unknown-mesh-axis]")
 
 

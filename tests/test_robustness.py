@@ -260,7 +260,7 @@ def test_a_fifo_in_a_checked_directory_is_skipped_not_waited_on(tmp_path):
     (tmp_path / "bad.py").write_text(BAD)
     code, out, err = cli(["check", ".", "--no-cache"], tmp_path, timeout=120)
     assert code == 1, out + err
-    assert "pipe.py:1:1: SC003 this file was not analysed: it is a FIFO" in out
+    assert "pipe.py:1:1: SC003 warning: this file was not analysed: it is a FIFO" in out
     assert "bad.py:5:" in out and "SC101" in out
 
 
@@ -485,7 +485,7 @@ def test_a_file_past_the_time_budget_is_skipped_and_the_run_goes_on(tmp_path):
     (tmp_path / "bad.py").write_text(BAD)
     code, out, err = cli(["check", ".", "--no-cache", "--timeout-per-file", "0.5"], tmp_path)
     assert code == 1 and "Traceback" not in err
-    assert "slow.py:1:1: SC003 this file was not analysed: its analysis ran past " \
+    assert "slow.py:1:1: SC003 warning: this file was not analysed: its analysis ran past " \
            "timeout-per-file (0.5 s); it is too large or too complex to analyse" in out
     assert "bad.py:5:" in out and "SC101" in out
 
@@ -496,7 +496,7 @@ def test_a_file_past_the_memory_budget_is_skipped_and_the_run_goes_on(tmp_path):
     code, out, err = cli(["check", ".", "--no-cache", "--memory-per-file", "150MiB",
                           "--timeout-per-file", "0"], tmp_path)
     assert code == 1 and "Traceback" not in err
-    assert "big.py:1:1: SC003 this file was not analysed:" in out and "memory" in out
+    assert "big.py:1:1: SC003 warning: this file was not analysed:" in out and "memory" in out
     assert "bad.py:5:" in out and "SC101" in out
 
 
