@@ -196,7 +196,7 @@ def test_internal_error_is_reported_and_other_findings_kept(tree, monkeypatch):
         d = tree({"a.py": BAD})
         code, out, err = run(["a.py", "--no-cache"], d)
         assert code == 2
-        assert "SC002 rule SC999 crashes crashed on this file (RuntimeError: boom" in out
+        assert "SC002 error: rule SC999 crashes crashed on this file (RuntimeError: boom" in out
         assert "SC101" in out and "Traceback" not in out + err
     finally:
         ShardRule.registry.pop("SC999")
