@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # imported where used: a run answered from the cache needs ne
 KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "meshes",
               "default-mesh", "cache-dir", "respect-gitignore", "max-collective-bytes",
               "jax-version", "timeout-per-file", "memory-per-file", "generated-size-limit",
-              "confirm-timeout", "logical", "warn-unused-ignores")
+              "confirm-timeout", "logical", "warn-unused-ignores", "baseline")
 
 # Per-file budgets: a file whose analysis runs past them gets one ``skipped-file`` finding
 # and the run goes on. Measured cost is ~20-40 s and ~1 GB per MB of source, so these let
@@ -113,6 +113,7 @@ class Config:
     # shardcheck specs (not a key): config objects' fields read as their declared defaults
     assume_defaults: bool = False
     warn_unused_ignores: bool = False  # report suppressions that silence nothing (SC005)
+    baseline: Optional[str] = None  # a baseline file (analyzer/baseline.py), made absolute
     _codes: Optional[frozenset] = field(default=None, repr=False, compare=False)
 
     # -- selection -------------------------------------------------------------------------
@@ -285,6 +286,12 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
         raise ConfigError("[tool.shardcheck] warn-unused-ignores must be true or false (a TOML "
                           f"boolean, unquoted), got {_shown(warn)}")
     cfg.warn_unused_ignores = warn
+    base = table.get("baseline")
+    if base is not None:
+        if not isinstance(base, str) or not base.strip():
+            raise ConfigError("[tool.shardcheck] baseline must be a file path (a string), got "
+                              f"{_shown(base)}")
+        cfg.baseline = os.path.join(root, base)
     if "max-collective-bytes" in table:
         cfg.max_collective_bytes = parse_bytes(table["max-collective-bytes"],
                                                "[tool.shardcheck] max-collective-bytes")

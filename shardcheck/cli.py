@@ -110,8 +110,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print("shardcheck: `-` (standard input) cannot be mixed with other paths",
               file=sys.stderr)
         return 2
-    if stdin and (args.fix or args.diff or args.add_noqa):
-        print("shardcheck: --fix/--diff/--add-noqa rewrite files; they do not apply to "
+    if stdin and (args.fix or args.diff or args.add_noqa or args.write_baseline):
+        print("shardcheck: --fix/--diff/--add-noqa/--write-baseline write files; they do not apply to "
               "standard input",
               file=sys.stderr)
         return 2
@@ -173,12 +173,50 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
               f"{len(result.findings)} remaining.", file=sys.stderr)
     elapsed = time.perf_counter() - start
-    if not _emit(_report(args, result.findings, result.files), args):
+    if args.write_baseline:
+        return _write_baseline(args.write_baseline, result.findings)
+    findings = _baselined(args, cfg, result.findings)
+    if findings is None:
+        return 2
+    if not _emit(_report(args, findings, result.files), args):
         return 2
     if args.verbose:
         print(f"checked {result.files} files ({result.cached} from cache) in {elapsed:.2f}s",
               file=sys.stderr)
-    return _status(result.findings, args)
+    return _status(findings, args)
+
+
+def _write_baseline(path: str, findings: list) -> int:
+    from shardcheck.analyzer.baseline import BaselineError, write
+    try:
+        n = write(path, findings)
+    except BaselineError as e:
+        print(f"shardcheck: {e}", file=sys.stderr)
+        return 2
+    print(f"Wrote {n} finding(s) to the baseline {path}; runs with --baseline {path} "
+          "(or `baseline` in [tool.shardcheck]) report only new ones.", file=sys.stderr)
+    return 0
+
+
+def _baselined(args: argparse.Namespace, cfg, findings: list) -> Optional[list]:
+    """The findings the baseline (``--baseline``, else the config's) does not hide; None
+    after an error, said on stderr."""
+    path = args.baseline or cfg.baseline
+    if not path:
+        return findings
+    from shardcheck.analyzer.baseline import BaselineError, load
+    try:
+        base = load(path)
+    except BaselineError as e:
+        print(f"shardcheck: baseline error: {e}", file=sys.stderr)
+        return None
+    kept, hidden, stale = base.split(findings)
+    if not args.quiet and (hidden or stale):
+        fixed = f"; {stale} of its entries match nothing now (fixed: drop them with " \
+                f"--write-baseline {path})" if stale else ""
+        print(f"shardcheck: {hidden} finding(s) hidden by the baseline {path}{fixed}",
+              file=sys.stderr)
+    return kept
 
 
 def _add_noqa(args: argparse.Namespace, findings: list, files: list, cfg, cache_dir) -> int:
@@ -251,9 +289,12 @@ def _check_stdin(args: argparse.Namespace, cfg) -> int:
         if args.stdin_filename and os.path.isfile(name):
             project.add_file(name)
         findings = check_source(data, name, cfg, project)
-    if not _emit(_report(args, findings, 1), args):
+    kept = _baselined(args, cfg, findings)
+    if kept is None:
         return 2
-    return _status(findings, args)
+    if not _emit(_report(args, kept, 1), args):
+        return 2
+    return _status(kept, args)
 
 
 def _files_and_project(args: argparse.Namespace):
@@ -502,6 +543,12 @@ def _add_check(sub) -> None:
     c.add_argument("--add-noqa", action="store_true",
                    help="add a `# shardcheck: ignore[...]` comment for each finding (adopt "
                         "shardcheck on an existing codebase), then report what remains")
+    c.add_argument("--baseline", metavar="FILE",
+                   help="hide the findings recorded in this baseline file (written by "
+                        "--write-baseline); also `baseline` in [tool.shardcheck]")
+    c.add_argument("--write-baseline", metavar="FILE",
+                   help="record every finding in FILE and exit 0 (adopting shardcheck on a "
+                        "codebase: later runs with --baseline report only new findings)")
     c.add_argument("--warn-unused-ignores", action="store_true",
                    help="report suppression comments that silence nothing (unused-suppression)")
     c.add_argument("--show-settings", action="store_true",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import IO, Callable, Optional
+from typing import IO, Callable, Mapping, Optional
 
 PROGRESS_FROM = 20
 
@@ -22,8 +22,8 @@ _NOTE = re.compile(r"^(?P<where>\S.*?:\d+:\d+:) note:(?P<msg>.*)$")
 _GUTTER = re.compile(r"^(?P<gutter>\s*\d* \|)(?P<rest>.*)$")
 
 
-def wants_colour(stream: IO[str], env: Optional[dict] = None) -> bool:
-    env = os.environ if env is None else env
+def wants_colour(stream: IO[str], environ: Optional[Mapping[str, str]] = None) -> bool:
+    env = os.environ if environ is None else environ
     if env.get("NO_COLOR"):
         return False
     if env.get("FORCE_COLOR"):
@@ -84,10 +84,10 @@ def _styled(Text, line: str, severity: str):
     return Text(line)
 
 
-def progress(total: int, stream: IO[str], env: Optional[dict] = None):
+def progress(total: int, stream: IO[str], environ: Optional[Mapping[str, str]] = None):
     """A context manager giving an ``update(done, total)`` callback: a rich progress bar
     on ``stream`` where that is a terminal outside CI and the run is long, else a no-op."""
-    env = os.environ if env is None else env
+    env = os.environ if environ is None else environ
     isatty = getattr(stream, "isatty", None)
     shown = total >= PROGRESS_FROM and bool(isatty and isatty()) and not env.get("CI") \
         and env.get("TERM") != "dumb"

@@ -28,6 +28,7 @@ BAD_VALUES = {
     "jax-version": ('"0.3"', "jax-version: JAX version '0.3' is not supported"),
     "logical": ('"cfg.yml"', "[tool.shardcheck.logical] must be a table"),
     "warn-unused-ignores": ('"yes"', "warn-unused-ignores must be true or false"),
+    "baseline": ("3", "baseline must be a file path"),
 }
 
 
