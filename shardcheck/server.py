@@ -112,12 +112,25 @@ class _Handlers:
             diagnostics = self._config_error(problem or "")
         else:
             if not cfg.is_excluded(os.path.abspath(path)):
-                findings = check_source(source, path, cfg, self.settings.project(cfg, path))
+                findings = self._baselined(cfg, check_source(source, path, cfg,
+                                                             self.settings.project(cfg, path)))
             diagnostics = [self.diagnostic(f, i, doc.lines) for i, f in enumerate(findings)]
         self.docs[uri] = _Document(doc.version, source, findings)
         self.ls.text_document_publish_diagnostics(
             t.PublishDiagnosticsParams(uri=uri, version=doc.version, diagnostics=diagnostics))
         return self.docs[uri]
+
+    def _baselined(self, cfg, findings: list) -> list:
+        """The findings the config's baseline file does not hide (all, if it is bad)."""
+        if not cfg.baseline:
+            return findings
+        from shardcheck.analyzer.baseline import BaselineError, load
+        try:
+            return load(cfg.baseline).split(findings)[0]
+        except BaselineError as e:
+            self.ls.window_log_message(self.t.LogMessageParams(
+                type=self.t.MessageType.Warning, message=f"shardcheck: baseline error: {e}"))
+            return findings
 
     def current(self, uri: str) -> Optional[_Document]:
         known = self.docs.get(uri)

@@ -116,6 +116,7 @@ async def _session(root: str) -> dict:
         out["wide"] = await next_for(open_doc("wide.py", WIDE))
         out["excluded"] = await next_for(open_doc("generated/model.py", MODEL))
         out["bad_config"] = await next_for(open_doc("badcfg/model.py", MODEL))
+        out["baselined"] = await next_for(open_doc("adopted/model.py", MODEL))
         client.text_document_did_close(t.DidCloseTextDocumentParams(
             text_document=t.TextDocumentIdentifier(uri=uri)))
         out["close"] = await next_for(uri)
@@ -133,6 +134,12 @@ def session(tmp_path_factory):
     (root / "generated").mkdir()
     (root / "badcfg").mkdir()
     (root / "badcfg" / "pyproject.toml").write_text('[tool.shardcheck]\nselect = ["SC9999"]\n')
+    adopted = root / "adopted"  # a project whose baseline records the typo
+    adopted.mkdir()
+    (adopted / "pyproject.toml").write_text('[tool.shardcheck]\nbaseline = "base.json"\n')
+    (adopted / "model.py").write_text(MODEL)
+    subprocess.run([sys.executable, "-m", "shardcheck", "check", "--no-cache", "model.py",
+                    "--write-baseline", "base.json"], cwd=adopted, check=True, capture_output=True)
     return asyncio.run(_session(str(root)))
 
 
@@ -200,6 +207,10 @@ def test_a_bad_config_is_one_diagnostic_not_a_crash(session):
     (d,) = session["bad_config"].diagnostics
     assert d.message.startswith("shardcheck: config error:") and "SC9999" in d.message
     assert d.range.start == t.Position(line=0, character=0)
+
+
+def test_the_config_baseline_hides_recorded_findings(session):
+    assert list(session["baselined"].diagnostics) == []
 
 
 def _hover_text(h) -> str:
