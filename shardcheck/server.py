@@ -264,8 +264,9 @@ def run() -> int:
     try:
         server = build()
     except ImportError as e:
-        print(f"shardcheck: the language server needs pygls and lsprotocol "
-              f"(pip install 'shardcheck[lsp]'): {e}", file=sys.stderr)
+        print(f"shardcheck: the language server needs pygls 2 and lsprotocol, which "
+              f"shardcheck depends on; reinstall it (pip install 'pygls>=2,<3'): {e}",
+              file=sys.stderr)
         return 2
     server.start_io()
     return 0
