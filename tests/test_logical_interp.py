@@ -242,3 +242,52 @@ def test_discovery_never_opens_what_is_not_a_regular_file(tmp_path):
     os.mkfifo(tmp_path / "base.yml")  # opening it for reading would block forever
     (tmp_path / "default.json").write_text(json.dumps({"logical_axis_rules": [["b", "x"]]}))
     assert discover(str(tmp_path)).source == "default.json"
+
+
+DECLARED_YML = ("mesh_axes: ['data', 'fsdp', 'tensor']\n"
+                "logical_axis_rules: [['batch', ['data', 'fsdp']], ['embed', '{embed}'], "
+                "['mlp', 'tensor']]\n")
+BLOCK = '''import flax.linen as nn
+import jax.numpy as jnp
+
+
+def block(x):
+    h = nn.with_logical_constraint(x, ("batch", "embed"))
+    return nn.with_logical_constraint(h @ jnp.ones((16, 32)), ("batch", "mlp"))
+'''
+
+
+@pytest.mark.parametrize("embed", ["tensr", "tensor"])
+def test_a_rule_to_an_axis_the_declared_mesh_lacks(tmp_path, embed):
+    """No mesh in view: the rules are checked against the project's declared mesh_axes.
+    Under flax/JAX on that mesh, the misspelt rule raises where shardcheck says so."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer import config as cfgmod
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "base.yml").write_text(DECLARED_YML.format(embed=embed))
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "block.py").write_text(BLOCK)
+    cfg = cfgmod.load(None, start=str(tmp_path))
+    found = [f for f in check_source(BLOCK, str(tmp_path / "block.py"), cfg) if f.severity == "error"]
+    probe = BLOCK + f'''
+import jax, yaml
+from jax.sharding import AxisType
+doc = yaml.safe_load({DECLARED_YML.format(embed=embed)!r})
+rules = [(k, tuple(v) if isinstance(v, list) else v) for k, v in doc["logical_axis_rules"]]
+mesh = jax.make_mesh((2, 2, 2), tuple(doc["mesh_axes"]), axis_types=(AxisType.Auto,) * 3)
+with jax.set_mesh(mesh), nn.logical_axis_rules(rules):
+    y = jax.jit(block)(jnp.ones((8, 16)))
+RESULT = str(y.sharding.spec)
+'''
+    (res,) = run_snippets([probe])
+    if embed == "tensr":
+        (f,) = found
+        assert (f.code, f.row) == ("SC101", 6) and "'tensr'" in f.message
+        assert "configs/base.yml" in f.message and "did you mean 'tensor'" in f.message
+        assert res["status"] == "error" and "tensr" in res["error"], res
+    else:
+        assert found == [] and res["status"] == "ok", res
+    # without declared axes there is nothing to check against: no finding
+    bare = cfgmod.from_table({"logical": {"rules": [["batch", ["data", "fsdp"]], ["embed", embed],
+                                                     ["mlp", "tensor"]]}}, str(tmp_path))
+    assert [f for f in check_source(BLOCK, "block.py", bare) if f.code == "SC101"] == []

@@ -21,6 +21,12 @@ class UnknownMeshAxis(ShardRule):
     The mesh is the one named in the call (`NamedSharding(mesh, ...)`,
     `shard_map(mesh=...)`) or the mesh set around it (`with jax.set_mesh(mesh):`, also
     through the functions called there), or `default-mesh` from `[tool.shardcheck]`.
+    Flax logical names (`nn.with_logical_constraint`, `nn.logical_to_mesh_axes`,
+    `nnx.with_partitioning`, ...) are checked after resolution through the rules in force.
+    Where no mesh is in view, they are checked against the mesh axes the project declares:
+    `mesh_axes` beside a YAML/JSON rule table, or `mesh-axes` in
+    `[tool.shardcheck.logical]`. Flax skips a logical constraint when no mesh is set, so
+    such code fails only when it runs on that mesh. Checked on flax 0.12.8 / JAX 0.10.2.
     A table of specs (`SPECS[name]`, `LAYOUT[i]`) used with a key the analyzer cannot
     resolve, such as a loop variable, has each of its entries checked, and the finding
     points at the entry.
@@ -189,6 +195,7 @@ with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
     ]
 
     def check(self, ctx):
+        yield from self._declared_axes(ctx)
         reported = set()
         for use in ctx.events.spec_uses:
             mesh = use.mesh
@@ -210,6 +217,38 @@ with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
                     f"the mesh's axes, or shard this value on the mesh that has {axis!r}.",
                     fix_node=literal, fix_content=fixed, fix_unsafe=True,
                     fix_message=f"Use the mesh axis {_unquoted(fixed)!r}" if fixed else "")
+
+
+    def _declared_axes(self, ctx):
+        """Logical names resolved where no mesh is in view, against the mesh axes the
+        project declares (``mesh_axes`` beside its rule table, or ``mesh-axes``)."""
+        from ..jaxapi.logical import LogicalResolution
+        logical = getattr(ctx.config, "logical", None)
+        declared = logical.mesh_axes if logical is not None else None
+        if not declared:
+            return
+        where = f"`mesh_axes` in {logical.source}" if logical.source else \
+            "`mesh-axes` in [tool.shardcheck.logical]"
+        seen = set()
+        for node, fact in ctx.facts(LogicalResolution):
+            if fact.mesh is not None and fact.mesh.names is not None:
+                continue  # the spec is checked on that mesh (spec_uses)
+            for entry in fact.entries:
+                for axis in (entry,) if isinstance(entry, str) else \
+                        entry if isinstance(entry, tuple) else ():
+                    if axis in declared or (id(node), axis) in seen:
+                        continue
+                    seen.add((id(node), axis))
+                    by = [n for n, axes in fact.rules if n in fact.names and
+                          (axes == axis or isinstance(axes, (tuple, list)) and axis in axes)]
+                    rule = f" (the rule for {by[0]!r})" if by else ""
+                    yield self.report(
+                        node,
+                        f"logical names {fact.names!r} in `{fact.api.rsplit('.', 1)[-1]}` resolve "
+                        f"to mesh axis {axis!r}{rule}, but the mesh axes declared in {where} are "
+                        f"{axes_str(declared)}{did_you_mean(axis, declared)}. On that mesh JAX "
+                        f"raises ValueError (axis {axis!r} is not found in the mesh) where the "
+                        "constraint applies. Fix the rule's mesh axis, or the declared axes.")
 
 
 def _one_edit_apart(a: str, b: str) -> bool:
