@@ -140,13 +140,19 @@ def check_source(source: bytes | str, path: str = "<string>", config: Optional[C
     codes = set(rule_codes) if rule_codes is not None else set(config.enabled_codes())
     codes -= set(config.ignored_for(path))
     if notebooks.is_notebook(path):  # its code cells, joined; findings go back to cells
+        broken: List[Tuple[int, int, int, str]] = []
         try:
             text, where = notebooks.python_of(source.encode() if isinstance(source, str)
-                                              else source)
+                                              else source, broken)
         except notebooks.NotANotebook as e:
             return [_meta(SYNTAX_ERROR, f"this file does not parse: {e}", path, 1, 1)]
-        return notebooks.locate(_check_python(text, path, config, project, "", codes),
-                                path, where)
+        cells = [dc_replace(_meta(SYNTAX_ERROR, f"this cell does not parse: {msg} (Jupyter "
+                                  "raises SyntaxError when it runs; the other cells are checked)",
+                                  path, row, col), cell=cell)
+                 for cell, row, col, msg in broken]
+        found = notebooks.locate(_check_python(text, path, config, project, "", codes),
+                                 path, where)
+        return sorted(cells + found, key=lambda f: (f.cell or 0, f.row, f.column))
     return _check_python(source, path, config, project, module_name, codes)
 
 

@@ -6,7 +6,9 @@ IPython syntax is not Python: a line magic (``%timeit f()``), a shell escape
 (``!pip install``), a help query (``jax.jit?``) and an assignment from one
 (``out = !ls``) become ``pass`` at their indentation; a cell magic that runs another
 language (``%%bash``, ``%%writefile``, ...) blanks the whole cell, while ``%%time`` and
-its kin keep the Python that follows. Each line of the module maps back to its cell
+its kin keep the Python that follows. A cell with top-level ``await`` (IPython awaits it)
+is read without the ``await``s; a cell Python cannot compile is left out, as Jupyter
+fails it alone. Each line of the module maps back to its cell
 (numbered as Jupyter shows them, markdown cells included) and its line in that cell.
 """
 
@@ -22,6 +24,7 @@ from .ftypes import Finding
 SUFFIX = ".ipynb"
 # cell magics whose body is Python (IPython's own): the rest run other languages
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "px"}
+_AWAIT = re.compile(r"\bawait\s+")
 _IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|\w[\w.\[\]]*\?{1,2}\s*$)|^\s*[\w.,\s]+=\s*[%!]")
 
 
@@ -33,9 +36,14 @@ def is_notebook(path: str) -> bool:
     return path.lower().endswith(SUFFIX)
 
 
-def python_of(data: bytes) -> Tuple[str, List[Tuple[int, int]]]:
+def python_of(data: bytes, broken: Optional[List[Tuple[int, int, int, str]]] = None
+              ) -> Tuple[str, List[Tuple[int, int]]]:
     """(the code cells as one module, for each of its lines the (cell, line in cell) it
-    comes from); a non-Python kernel gives no code. ``NotANotebook`` says why not."""
+    comes from); a non-Python kernel gives no code. ``NotANotebook`` says why not.
+
+    A cell Python cannot compile fails alone when Jupyter runs it, and the other cells
+    still run: it is left out (blank lines) and, where ``broken`` is given, listed there
+    as (cell, row, column, what Python says)."""
     try:
         nb = json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as e:
@@ -54,12 +62,41 @@ def python_of(data: bytes) -> Tuple[str, List[Tuple[int, int]]]:
         text = "".join(source) if isinstance(source, list) else str(source)
         cell_lines = text.splitlines()
         foreign = bool(cell_lines) and _foreign_cell_magic(cell_lines[0])
-        for row, line in enumerate(cell_lines, 1):
-            lines.append("" if foreign else _python_line(line))
+        python = ["" if foreign else _python_line(line) for line in cell_lines]
+        problem = _compiles(python)
+        if problem is not None and not problem[2]:  # top-level await: IPython awaits it
+            python = [_AWAIT.sub("", line) for line in python]
+            problem = _compiles(python)
+        if problem is not None:
+            python = [""] * len(python)
+            if problem[2] and broken is not None:
+                broken.append((index, problem[0], problem[1], problem[2]))
+        for row, line in enumerate(python, 1):
+            lines.append(line)
             where.append((index, row))
         lines.append("")
         where.append((index, len(cell_lines) + 1))
     return "\n".join(lines) + "\n", where
+
+
+def _compiles(lines: List[str]) -> Optional[Tuple[int, int, str]]:
+    """None if the cell compiles as a module; else (row, column, Python's message), the
+    message empty for a cell only IPython runs (top-level ``await``)."""
+    import ast
+    text = "\n".join(lines) + "\n"
+    try:  # compiled, not only parsed: `await` outside a function is a compile error
+        compile(text, "<cell>", "exec", dont_inherit=True)
+        return None
+    except (SyntaxError, ValueError) as e:
+        first = e
+    try:  # IPython runs top-level await; the analysis, one module, cannot take it
+        compile(text, "<cell>", "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        return (1, 1, "")
+    except (SyntaxError, ValueError):
+        pass
+    if isinstance(first, SyntaxError):
+        return (first.lineno or 1, first.offset or 1, f"{first.msg}")
+    return (1, 1, str(first))
 
 
 def _language(nb: dict) -> Optional[str]:

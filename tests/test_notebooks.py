@@ -90,3 +90,23 @@ def test_jax_agrees_with_the_finding(jax8):
     (res,) = run_snippets([text + "RESULT = 'ran'\n"])
     assert res["status"] == "error" and res["type"] == "ValueError", res
     assert "modle" in res["error"]
+
+
+def test_a_cell_python_rejects_fails_alone_and_the_rest_is_checked():
+    """Jupyter runs each cell on its own: a cell that does not compile raises there, and
+    the others still run. So: one syntax-error finding at that cell, the rest checked."""
+    nb = _nb(
+        ("code", "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"),
+        ("code", "# imports\n  import os\n"),  # IndentationError, as in Jupyter
+        ("markdown", "text\n"),
+        ("code", "mesh = jax.make_mesh((2, 4), ('data', 'model'))\n"
+                 "result = await some_coroutine()\n"),  # top-level await: IPython runs it
+        ("code", "### a heading typed into a code cell\nThis is prose.\n"),
+        ("code", "s = NamedSharding(mesh, P('modle'))\n"),
+    )
+    found = check_source(nb, "demo.ipynb")
+    assert [(f.code, f.cell, f.row) for f in found] == [("SC001", 2, 2), ("SC001", 5, 2),
+                                                        ("SC101", 6, 1)]
+    assert "unexpected indent" in found[0].message and "other cells are checked" in found[0].message
+    with pytest.raises(SyntaxError):  # what Python says of that cell
+        compile("# imports\n  import os\n", "cell", "exec")
