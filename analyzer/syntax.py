@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional
+import dataclasses
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -15,6 +16,30 @@ def dotted(node: cst.CSTNode) -> str:
         base = dotted(node.value)
         return f"{base}.{node.attr.value}" if base else ""
     return ""
+
+
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def subtree(root: cst.CSTNode) -> List[cst.CSTNode]:
+    """``root`` and every node inside it, in no particular order. Read from the nodes'
+    dataclass fields: libcst's ``children`` rebuilds each node it visits, several times
+    slower (use it where the order matters)."""
+    out: List[cst.CSTNode] = []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        names = _FIELDS.get(type(n))
+        if names is None:
+            names = _FIELDS[type(n)] = tuple(f.name for f in dataclasses.fields(n))
+        for name in names:
+            v = getattr(n, name)
+            if isinstance(v, cst.CSTNode):
+                stack.append(v)
+            elif isinstance(v, (tuple, list)):
+                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+    return out
 
 
 def keyword_argument(call: cst.CSTNode, keyword: str) -> Optional[cst.Arg]:

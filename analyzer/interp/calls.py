@@ -12,7 +12,7 @@ import libcst as cst
 from ..events import UNKNOWN_CTX, CallFact, MeshCtx
 from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
-from ..syntax import dotted
+from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
                       MeshVal, PartialVal, QualName, ShardMapVal, TupleVal, Value, join)
 from .base import InterpreterBase
@@ -271,13 +271,7 @@ def _descendants(node: cst.CSTNode, cache: Dict[cst.CSTNode, frozenset]) -> froz
     """The ids of the nodes inside ``node`` (a helper's definition), once per helper."""
     got = cache.get(node)
     if got is None:
-        out = set()
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            out.add(id(n))
-            stack.extend(n.children)
-        got = cache[node] = frozenset(out)
+        got = cache[node] = frozenset(id(n) for n in subtree(node))
     return got
 
 

@@ -18,6 +18,7 @@ from sharding_types import AxisType
 
 from ..events import MeshCtx, ShardMapCall
 from ..facts import ClosedOverExplicitArray
+from ..syntax import subtree
 from ..values import ArrayVal, FuncVal, PartialVal, QualName, Value
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def _bound_names(fn: cst.CSTNode) -> Set[str]:
     and loop targets, ``with ... as``, imports, nested ``def``/``class``. A name bound
     anywhere inside counts as local (fewer reports, never a wrong one)."""
     out: Set[str] = set()
-    for node in _walk(fn):
+    for node in subtree(fn):  # a set: any order
         if isinstance(node, cst.Param):
             out.add(node.name.value)
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not fn:
@@ -84,7 +85,7 @@ def _bound_names(fn: cst.CSTNode) -> Set[str]:
 def _names_in(target: Optional[cst.CSTNode]) -> Iterator[str]:
     if target is None:
         return
-    for node in _walk(target):
+    for node in subtree(target):  # into a set: any order
         if isinstance(node, cst.Name):
             yield node.value
 
@@ -109,10 +110,14 @@ def _operand_uses(fn: cst.CSTNode, scope) -> Iterator[Tuple[str, cst.Name]]:
     metadata, or an argument of a JAX function."""
     parents: Dict[int, cst.CSTNode] = {}
     order: List[cst.CSTNode] = []
-    for node in _walk(fn):
+    stack = [fn]
+    while stack:  # _walk's order; each node's children read once (libcst rebuilds them)
+        node = stack.pop()
         order.append(node)
-        for child in node.children:
+        kids = node.children
+        for child in kids:
             parents[id(child)] = node
+        stack.extend(reversed(kids))
     for node in order:
         if not isinstance(node, cst.Name):
             continue

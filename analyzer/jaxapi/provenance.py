@@ -15,6 +15,7 @@ from typing import Iterator, Optional, Set, Tuple
 
 import libcst as cst
 
+from ..syntax import subtree
 from ..values import ArrayVal, DictVal, ShardingVal, SpecVal, TupleVal, Value
 
 
@@ -55,12 +56,7 @@ def built_by_helper(value: Value, call: cst.CSTNode, helper: cst.CSTNode) -> Val
     through its arguments; the P(...) is kept as ``built_at`` for a related location."""
     if not _has_spec(value):
         return value
-    inside: Set[int] = set()
-    stack = [helper]
-    while stack:
-        node = stack.pop()
-        inside.add(id(node))
-        stack.extend(node.children)
+    inside: Set[int] = {id(n) for n in subtree(helper)}
     return _relocated(value, call, inside)
 
 

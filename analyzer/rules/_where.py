@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from ..events import ShardMapCall
-from ..syntax import keyword_argument
+from ..syntax import keyword_argument, subtree
 from ..values import SpecVal
 
 
@@ -29,6 +29,4 @@ def keyword_arg(call: cst.CSTNode, keyword: str) -> Optional[cst.CSTNode]:
 
 def contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Whether ``node`` is ``root`` or inside it."""
-    if root is node:
-        return True
-    return any(contains(child, node) for child in root.children)
+    return root is node or any(n is node for n in subtree(root))
