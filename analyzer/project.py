@@ -8,11 +8,12 @@ read, so the cache can tell when an imported module changed.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional, Set, Tuple
-
-import libcst as cst
+from typing import TYPE_CHECKING, Any, Dict, Optional, Set, Tuple
 
 from .positions import node_positions
+
+if TYPE_CHECKING:  # a Project resolves imports for the precheck without libcst
+    import libcst as cst
 
 
 def module_name_for(path: str) -> str:

@@ -50,16 +50,71 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
         todo.append((path, data))
     if progress is not None:
         progress(cached, len(files))
+    settled = cached  # files done so far
+    if todo:
+        light, todo = _without_analysis(todo, config, files)
+        for path, findings, digest, deps in light:
+            results[path] = findings
+            if cache is not None and digest is not None:
+                cache.put(path, digest, findings, deps)
+        settled += len(light)
+        if progress is not None and light:
+            progress(settled, len(files))
     if todo:
         for done, (path, findings, digest, deps) in enumerate(_check(todo, config, files, jobs), 1):
             results[path] = findings
             if progress is not None:
-                progress(cached + done, len(files))
+                progress(settled + done, len(files))
             # a crash, or a file skipped for its budget or an unreadable state, is not a result
             if cache is not None and digest is not None and not any(
                     f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):
                 cache.put(path, digest, findings, deps)
     return RunResult(_merged(files, results), len(files), cached)
+
+
+def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
+                      files: List[str]):
+    """(the results of the files the precheck clears, the files left to analyse).
+
+    A Python file that compiles, spells no sharding API and imports none within reach
+    (``precheck.needs_analysis``), and holds no shardcheck comment, has no finding; it
+    is decided here, before the analysis (and libcst) is imported, exactly as the
+    engine decides it. Anything else (a notebook, a file that does not decode or
+    compile, a large generated file, a comment to read) is left to the engine."""
+    from .cache import content_hash
+    from .notebooks import is_notebook
+    from .precheck import needs_analysis
+    from .project import Project
+    from .sources import SourceError, Unreadable, decode_source, looks_generated, python_verdict, read_source
+    project: Optional[Project] = None
+    done, rest = [], []
+    limit = config.generated_size_limit
+    for path, data in todo:
+        try:
+            data = read_source(path) if data is None else data
+            text = decode_source(data)
+        except (Unreadable, SourceError):
+            rest.append((path, data))
+            continue
+        lower = text.lower()
+        # a noqa comment is left alone (other tools' codes) unless unused ones are reported
+        comments = "shardcheck" in lower or (config.warn_unused_ignores and "noqa" in lower)
+        if is_notebook(path) or comments or \
+                (limit and len(data) > limit and looks_generated(path, data)):
+            rest.append((path, data))
+            continue
+        if project is None:
+            project = Project(config)
+            for f in files:
+                if os.path.isfile(f):
+                    project.add_file(f)
+        project.used = set()
+        if needs_analysis(text, path, project) or python_verdict(text, path) is not None:
+            rest.append((path, data))
+            continue
+        deps = sorted(d for d in project.used if os.path.abspath(d) != os.path.abspath(path))
+        done.append((path, [], content_hash(data), deps))
+    return done, rest
 
 
 def _merged(files: List[str], results: dict) -> List[Finding]:

@@ -2,6 +2,7 @@
 the cache import no analysis (libcst, the interpreter, the model), and a file that misses
 the cache is read once."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -82,3 +83,37 @@ def test_a_file_that_misses_the_cache_is_read_once(tmp_path, monkeypatch):
     assert [f.code for f in result.findings] == ["SC101"]
     checked = sorted(r for r in reads if r in files)  # not the cache's own entries
     assert checked == files  # once each: hashed and analysed from the same bytes
+
+
+def test_files_the_precheck_clears_are_decided_without_libcst(tmp_path):
+    """A file with no sharding API in reach and no shardcheck comment has no finding:
+    the runner says so before importing the analysis, as the engine would."""
+    (tmp_path / "plain.py").write_text("import os\n\ndef f(x):\n    return x + 1  # noqa: E501\n")
+    (tmp_path / "util.py").write_text("from plain import f\nY = f(2)\n")
+    status, out, heavy = _in_subprocess(["check", ".", "--no-cache", "--format", "json"], tmp_path)
+    assert status == 0 and out.strip() == "[]" and heavy == "[]", heavy
+    # what still needs the engine: a shardcheck comment, a syntax error, a module that
+    # imports a sharding helper from the tree
+    cases = {
+        "ignored.py": "import os  # shardcheck: ignore[not-a-rule]\n",
+        "broken.py": "def f(:\n",
+        "helpers.py": "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+                      "MESH = jax.make_mesh((8,), ('data',))\n\n\ndef place(x, *names):\n"
+                      "    return jax.device_put(x, NamedSharding(MESH, P(*names)))\n",
+        "user.py": "import numpy as np\nfrom helpers import place\ny = place(np.zeros((8,)), 'dta')\n",
+    }
+    for name, src in cases.items():
+        (tmp_path / name).write_text(src)
+    files = sorted(str(p) for p in tmp_path.glob("*.py"))
+    cfg = Config(timeout_per_file=0, memory_per_file=0)
+    from shardcheck.analyzer.project import Project
+    project = Project(cfg)
+    for f in files:
+        project.add_file(f)
+    expected = sorted((f.filename, f.code, f.row) for p in files
+                      for f in engine.check_file(p, cfg, project))
+    got = sorted((f.filename, f.code, f.row) for f in runner.run(files, cfg, jobs=1).findings)
+    assert got == expected
+    names = {os.path.basename(f) for f, _, _ in got}
+    assert {"ignored.py", "broken.py"} <= names and names - {"ignored.py", "broken.py"}
+    assert any(code == "SC101" for _, code, _ in got)  # the call of the helper, analysed
