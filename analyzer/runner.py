@@ -87,7 +87,8 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
     from .project import Project
     from .sources import SourceError, Unreadable, decode_source, looks_generated, python_verdict, read_source
     project: Optional[Project] = None
-    done, rest = [], []
+    done: List[Tuple[str, List[Finding], str, List[str]]] = []
+    rest: List[Tuple[str, Optional[bytes]]] = []
     limit = config.generated_size_limit
     for path, data in todo:
         try:

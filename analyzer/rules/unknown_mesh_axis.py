@@ -225,7 +225,7 @@ with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
         from ..jaxapi.logical import LogicalResolution
         logical = getattr(ctx.config, "logical", None)
         declared = logical.mesh_axes if logical is not None else None
-        if not declared:
+        if logical is None or not declared:
             return
         where = f"`mesh_axes` in {logical.source}" if logical.source else \
             "`mesh-axes` in [tool.shardcheck.logical]"
