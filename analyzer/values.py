@@ -285,6 +285,16 @@ def const_int(v: Value) -> Optional[int]:
     return None
 
 
+@dataclass(frozen=True, eq=False)
+class LogicalInit(Value):
+    """An initializer boxed by Linen's ``nn.with_logical_partitioning``: the spec entries
+    its logical names resolve to, applied when ``Module.param`` unboxes the parameter."""
+
+    entries: Tuple[Any, ...]
+    names: Tuple[Any, ...]
+    node: Any = None
+
+
 def int_tuple(v: Value) -> Optional[Tuple[Optional[int], ...]]:
     """A shape: a tuple of ints (an entry may be None when unknown); an int is a 1-tuple."""
     if const_int(v) is not None:

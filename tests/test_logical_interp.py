@@ -291,3 +291,57 @@ RESULT = str(y.sharding.spec)
     bare = cfgmod.from_table({"logical": {"rules": [["batch", ["data", "fsdp"]], ["embed", embed],
                                                      ["mlp", "tensor"]]}}, str(tmp_path))
     assert [f for f in check_source(BLOCK, "block.py", bare) if f.code == "SC101"] == []
+
+
+LINEN_PARAM = '''import flax.linen as nn
+
+
+class MLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        w = self.param("w", nn.with_logical_partitioning(nn.initializers.ones, ("embed", "mlp")),
+                       (16, {mlp}))
+        return x @ w
+'''
+
+
+@pytest.mark.parametrize("mlp", [6, 8])
+def test_a_linen_param_indivisible_on_the_declared_mesh(tmp_path, mlp):
+    """self.param(name, nn.with_logical_partitioning(init, names), shape): on the declared
+    production mesh under the declared rules, a dim its axes do not divide is SC104.
+    Flax/JAX: init raises IndivisibleError, eagerly and under jit with the logical shardings."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer import config as cfgmod
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shardcheck]\ndefault-mesh = "production"\n'
+        '[tool.shardcheck.meshes.production]\ndata = 2\nmodel = 4\n'
+        '[tool.shardcheck.logical]\nrules = [["embed", "data"], ["mlp", "model"]]\n')
+    src = LINEN_PARAM.format(mlp=mlp)
+    (tmp_path / "model.py").write_text(src)
+    cfg = cfgmod.load(None, start=str(tmp_path))
+    found = [f for f in check_source(src, str(tmp_path / "model.py"), cfg) if f.severity == "error"]
+    probe = src + '''
+import jax, jax.numpy as jnp
+from jax.sharding import AxisType
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+RULES = [("embed", "data"), ("mlp", "model")]
+out = []
+with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
+    abstract = jax.eval_shape(MLP().init, jax.random.key(0), jnp.ones((8, 16)))
+    shardings = nn.logical_to_mesh_sharding(nn.get_partition_spec(abstract), mesh, RULES)
+    for init in (MLP().init, jax.jit(MLP().init, out_shardings=shardings)):
+        try:
+            init(jax.random.key(0), jnp.ones((8, 16)))
+            out.append("ok")
+        except ValueError as e:
+            out.append(type(e).__name__)
+RESULT = out
+'''
+    (res,) = run_snippets([probe])
+    assert res["status"] == "ok", res
+    if mlp == 6:
+        (f,) = found
+        assert (f.code, f.row) == ("SC104", 7) and "Linen param 'w'" in f.message
+        assert res["result"] == ["IndivisibleError", "IndivisibleError"]
+    else:
+        assert found == [] and res["result"] == ["ok", "ok"]

@@ -14,7 +14,8 @@ from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
 from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
-                      MeshVal, PartialVal, QualName, ShardMapVal, TupleVal, Value, join)
+                      LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal, Value,
+                      join)
 from .base import InterpreterBase
 from .objects import CLASS_KEY, construct
 from .state import Arg, CallArgs, Env, GradVal
@@ -33,6 +34,8 @@ class CallsMixin(InterpreterBase):
             base = self.ev(func.value, env, ctx)
             meth = func.attr.value
             args = self.eval_args(e, env, ctx)
+            if meth == "param" and len(args) >= 2 and isinstance(args[1].value, LogicalInit):
+                get_hook("module_param")(self, e, args, ctx)  # a Linen parameter, boxed
             if isinstance(base, QualName):
                 name = self.profile.canonical(f"{base.name}.{meth}")
                 get_hook("reference")(self, name, func, "call")

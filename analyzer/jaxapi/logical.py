@@ -19,9 +19,9 @@ from . import names as api
 from .. import logical_axes as la
 from ..events import MeshCtx, SpecUse
 from ..facts import Fact
-from ..values import (UNKNOWN, ArrayVal, Const, MeshVal, QualName, ShardingVal, SpecVal,
-                      TupleVal, Value)
-from .registry import ApiCall, models
+from ..values import (UNKNOWN, ArrayVal, Const, LogicalInit, MeshVal, QualName, ShardingVal,
+                      SpecVal, TupleVal, Value, int_tuple)
+from .registry import ApiCall, hook, models
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter
@@ -277,14 +277,35 @@ def with_logical_partitioning(it: "Interpreter", c: ApiCall) -> Value:
     names = names_of(c.args.get(1, "names"))
     rules = _rules_in_force(it, c, "rules", 3)
     if names is not None and rules is not None:
-        res = _resolve_linen(it, c, names, rules, _names_node(c, 1, "names"))
+        node = _names_node(c, 1, "names")
+        res = _resolve_linen(it, c, names, rules, node)
         if res is None:
             return _opaque(it, c)
         mesh = c.args.get(2, "mesh")
         it.prove(LogicalResolution("linen", c.name, names, res.entries, res.unmatched, rules,
                                    mesh if isinstance(mesh, MeshVal) else it.context_mesh(c.ctx)),
-                 _names_node(c, 1, "names"))
+                 node)
+        _opaque(it, c)
+        if not c.args.given(2, "mesh"):  # the context's mesh applies when it is unboxed
+            return LogicalInit(spec_entries(res.entries), names, node)
     return _opaque(it, c)
+
+
+@hook("module_param")
+def module_param(it: "Interpreter", e: cst.Call, args: list, ctx: MeshCtx) -> None:
+    """``self.param(name, nn.with_logical_partitioning(init, names), shape, ...)``: Linen
+    unboxes the parameter with ``with_logical_constraint``, so its spec must fit the
+    shape on the mesh in context: JAX raises IndivisibleError when the module is
+    initialised outside jit (checked on flax 0.12.8 / JAX 0.10.2)."""
+    init: LogicalInit = args[1].value
+    shape = int_tuple(args[2].value) if len(args) > 2 and args[2].keyword is None else None
+    mesh = it.context_mesh(ctx)
+    if shape is None or mesh is None:
+        return
+    name = args[0].value.value if isinstance(args[0].value, Const) else "?"
+    spec = SpecVal(tuple(init.entries), node=init.node)
+    it.record("spec_uses", SpecUse(spec, init.node, f"Linen param {name!r}", mesh, shape,
+                                   from_context=True))
 
 
 @models("flax.linen.partitioning.param_with_axes", "flax.linen.partitioning.variable_with_axes")

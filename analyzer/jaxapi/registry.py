@@ -105,6 +105,7 @@ HOOK_NAMES = (
     "arguments",    # (it, callee, args, ctx) -> None: check a call's arguments
     "parameter",    # (it, annotation, value, bindings, env, ctx) -> a parameter's value
     "passed",       # (it, shard_map value, node, ctx) -> None: passed to a function
+    "module_param",  # (it, call node, args, ctx) -> None: Linen's self.param(name, boxed init, ...)
 )
 
 

@@ -36,7 +36,10 @@ BINDING_WRAPPERS = ("jax.vmap", "jax.pmap", "jax.experimental.maps.xmap")
 TRANSPARENT_DECORATORS = ("staticmethod", "classmethod", "functools.wraps", "functools.cache",
                           "functools.lru_cache", "functools.cached_property", "property",
                           "typing.overload", "sharding_types.check_shardings",
-                          "jax.named_scope", "contextlib.contextmanager")
+                          "jax.named_scope", "contextlib.contextmanager",
+                          # Linen marks the method and returns it (flax 0.12.8)
+                          "flax.linen.compact", "flax.linen.module.compact",
+                          "flax.linen.nowrap", "flax.linen.module.nowrap")
 _TREE_MAPS = ("jax.tree.map", "jax.tree_util.tree_map")
 
 

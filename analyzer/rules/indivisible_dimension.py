@@ -17,6 +17,13 @@ class IndivisibleDimension(ShardRule):
     (`[tool.shardcheck.meshes.production] data = 64`) and shardcheck checks the dims
     against it wherever the source's mesh shape comes from the device count.
 
+    Linen parameters count too: `self.param(name, nn.with_logical_partitioning(init,
+    names), shape)` under the logical rules in force, on the mesh in context (or
+    `default-mesh`). Flax applies that spec when the parameter is created, and JAX raises
+    `IndivisibleError` (a `ValueError`) when the module is initialised: outside jit, and
+    under `jax.jit(init, out_shardings=nn.logical_to_mesh_sharding(...))`. Checked on
+    flax 0.12.8 / JAX 0.10.2.
+
     ## Example
     ```python
     mesh = jax.make_mesh((2, 4), ("data", "model"))
@@ -293,10 +300,15 @@ with jax.set_mesh(mesh), nnx.logical_axis_rules(RULES):
                     src = (" (the production mesh of --mesh)" if mesh.origin == "scale"
                            else f" (sizes from the declared mesh {mesh.origin[7:]})"
                            if mesh.origin.startswith("config:") else "")
+                    effect = ("JAX raises ValueError (does not evenly divide)"
+                              if not use.where.startswith("Linen param") else
+                              f"Flax applies it to the {use.where}: initialising the module "
+                              "raises ValueError (IndivisibleError), outside jit and under "
+                              "`jax.jit(init, out_shardings=nn.logical_to_mesh_sharding(...))` "
+                              "alike")
                     yield self.report(
                         spec.node or use.node,
                         f"dim {i} of shape {_shape(shape)} has size {shape[i]}, which "
                         f"`{spec.describe()}` splits {n} ways over {axes!r} on {mesh.describe()}"
-                        f"{src}: {shape[i]} is not divisible by {n}. JAX raises ValueError "
-                        f"(does not evenly divide). Pad the dim to a multiple of {n}, or shard it "
-                        "over axes whose sizes divide it.")
+                        f"{src}: {shape[i]} is not divisible by {n}. {effect}. Pad the dim to a "
+                        f"multiple of {n}, or shard it over axes whose sizes divide it.")
