@@ -142,6 +142,7 @@ def _scan(module: cst.Module) -> Optional[DeviceSetup]:
 
 
 def _ast_dotted(node: ast.AST) -> str:
+    """``syntax.dotted`` for Python's ``ast`` (the scan's tree), not libcst's."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
