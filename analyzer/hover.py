@@ -69,22 +69,47 @@ def _trace(sink: Dict[cst.CSTNode, List[Tuple[str, bool]]]):
     return install
 
 
+class HoverIndex:
+    """Every array expression of one analysis of a module, with its span and types:
+    built once per version of a document, then asked for each hover."""
+
+    def __init__(self, entries: List[Tuple[Tuple[int, int], Tuple[int, int], str,
+                                           Tuple[str, ...], bool]]) -> None:
+        self.entries = entries  # (start, end, code, types, known); 1-based, code points
+
+    def at(self, row: int, column: int) -> Optional[HoverType]:
+        """The innermost entry spanning (``row``, ``column``), or None."""
+        best = None
+        for start, end, code, types, known in self.entries:
+            if not start <= (row, column) <= end:
+                continue
+            size = (end[0] - start[0], end[1] - start[1] if end[0] == start[0] else end[1])
+            if best is None or size < best[0]:
+                best = (size, HoverType(start[0], start[1], end[0], end[1], code, types, known))
+        return best[1] if best is not None else None
+
+
+def index(source: str, path: str, config: Optional[Config] = None,
+          project: Optional[Project] = None) -> HoverIndex:
+    """The hover index of ``source`` (empty for a source that does not parse or is too
+    deep to analyse)."""
+    from .engine import degrading_deep_statements
+    from .sources import LibcstLimitation, SourceError
+    try:
+        return degrading_deep_statements(_index, source, path, config or Config(), project)
+    except (SyntaxError, SourceError, LibcstLimitation, RecursionError, MemoryError):
+        return HoverIndex([])
+
+
 def type_at(source: str, path: str, row: int, column: int, config: Optional[Config] = None,
             project: Optional[Project] = None) -> Optional[HoverType]:
     """The type of the innermost array expression that spans (``row``, ``column``)
     (1-based, code points), or None: no array expression there, or a source that does
     not parse or is too deep to analyse."""
-    from .engine import degrading_deep_statements
-    from .sources import LibcstLimitation, SourceError
-    try:
-        return degrading_deep_statements(_type_at, source, path, row, column,
-                                         config or Config(), project)
-    except (SyntaxError, SourceError, LibcstLimitation, RecursionError, MemoryError):
-        return None
+    return index(source, path, config, project).at(row, column)
 
 
-def _type_at(source: str, path: str, row: int, column: int, config: Config,
-             project: Optional[Project]) -> Optional[HoverType]:
+def _index(source: str, path: str, config: Config, project: Optional[Project]) -> HoverIndex:
     from .engine import analyze, parse_source
     from .positions import node_positions
     from .project import module_name_for
@@ -96,28 +121,20 @@ def _type_at(source: str, path: str, row: int, column: int, config: Config,
     for rec in it.events.types:  # assignment targets (`y = ...`: the y)
         _keep(sink, rec.node, rec.value, rec.mesh_order)
     if not sink:
-        return None
+        return HoverIndex([])
     positions = node_positions(module)
-    best = None
-    for node in sink:
+    render = cst.Module([]).code_for_node
+    entries = []
+    for node, seen in sink.items():
         pos = positions.get(node)
         if pos is None:
             continue
-        start = (pos.start.line, pos.start.column + 1)
-        end = (pos.end.line, pos.end.column + 1)
-        if not start <= (row, column) <= end:
-            continue
-        size = (end[0] - start[0], end[1] - start[1] if end[0] == start[0] else end[1])
-        if best is None or size < best[0]:
-            best = (size, node, start, end)
-    if best is None:
-        return None
-    _, node, start, end = best
-    code = cst.Module([]).code_for_node(node)
-    if "\n" in code or len(code) > 60:
-        code = code.split("\n")[0][:57] + "..."
-    # a context that knows less (the function analysed with no caller's arguments) is
-    # left out where another knows the whole type
-    full = tuple(shown for shown, whole in sink[node] if whole)
-    types = full or tuple(shown for shown, _ in sink[node])
-    return HoverType(start[0], start[1], end[0], end[1], code, types, bool(full))
+        code = render(node)
+        if "\n" in code or len(code) > 60:
+            code = code.split("\n")[0][:57] + "..."
+        # a context that knows less (the function analysed with no caller's arguments) is
+        # left out where another knows the whole type
+        full = tuple(shown for shown, whole in seen if whole)
+        entries.append(((pos.start.line, pos.start.column + 1), (pos.end.line, pos.end.column + 1),
+                        code, full or tuple(shown for shown, _ in seen), bool(full)))
+    return HoverIndex(entries)

@@ -64,6 +64,7 @@ class _Handlers:
         self.ls, self.t = ls, t
         self.from_fs_path, self.to_fs_path = from_fs_path, to_fs_path
         self.docs: Dict[str, _Document] = {}
+        self.hovers: Dict[str, Tuple[str, Any]] = {}  # uri -> (source, its HoverIndex)
         self.settings = _Settings()
 
     def rng(self, lines: List[str], row: int, col: int, end_row: int, end_col: int):
@@ -140,6 +141,7 @@ class _Handlers:
 
     def close(self, uri: str) -> None:
         self.docs.pop(uri, None)
+        self.hovers.pop(uri, None)
         self.ls.text_document_publish_diagnostics(
             self.t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
@@ -161,18 +163,22 @@ class _Handlers:
         return actions or None
 
     def hover(self, params):
-        from shardcheck.analyzer.hover import type_at
+        from shardcheck.analyzer.hover import index
         t = self.t
-        doc = self.ls.workspace.get_text_document(params.text_document.uri)
-        path = self.to_fs_path(params.text_document.uri)
+        uri = params.text_document.uri
+        doc = self.ls.workspace.get_text_document(uri)
+        path = self.to_fs_path(uri)
         if path is None:
             return None
         cfg = self.settings.config(path)[0]
         if cfg is None:
             return None
+        cached = self.hovers.get(uri)
+        if cached is None or cached[0] != doc.source:  # one analysis per version
+            cached = self.hovers[uri] = (doc.source, index(doc.source, path, cfg,
+                                                           self.settings.project(cfg, path)))
         pos = self.ls.workspace.position_codec.position_from_client_units(doc.lines, params.position)
-        found = type_at(doc.source, path, pos.line + 1, pos.character + 1, cfg,
-                        self.settings.project(cfg, path))
+        found = cached[1].at(pos.line + 1, pos.character + 1)
         if found is None:
             return None
         return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=found.markdown()),

@@ -103,6 +103,7 @@ async def _session(root: str) -> dict:
             text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=2),
             content_changes=[t.TextDocumentContentChangeWholeDocument(text=FIXED)]))
         out["change"] = await next_for(uri)
+        out["hover_z"] = await client.text_document_hover_async(at(uri, 16, 4))  # the new text's
 
         legacy = open_doc("legacy.py", LEGACY)
         out["legacy"] = await next_for(legacy)
@@ -217,10 +218,11 @@ def _hover_text(h) -> str:
 
 
 def test_hover_shows_what_jax_infers(session):
-    probe = FIXED + "    RESULT = [str(jax.typeof(v)) for v in (x, x @ w, step(w, x))]\n"
+    probe = FIXED + "    RESULT = [str(jax.typeof(v)) for v in (x, x @ w, step(w, x), z)]\n"
     (res,) = run_snippets([probe])
     assert res["status"] == "ok", res
-    x_type, h_type, call_type = res["result"]
+    x_type, h_type, call_type, z_type = res["result"]
+    assert f"z: {z_type}" in _hover_text(session["hover_z"])  # hover follows the edit
     assert f"x: {x_type}" in _hover_text(session["hover_x"])
     assert session["hover_x"].range.start == t.Position(line=13, character=4)
     assert f"h: {h_type}" in _hover_text(session["hover_h"])
