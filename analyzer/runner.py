@@ -72,6 +72,10 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
     return RunResult(_merged(files, results), len(files), cached)
 
 
+# Larger files are compiled under the per-file budgets, in a worker (supervisor.py)
+_LIGHT_BYTES = 1 << 20
+
+
 def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
                       files: List[str]):
     """(the results of the files the precheck clears, the files left to analyse).
@@ -80,7 +84,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
     (``precheck.needs_analysis``), and holds no shardcheck comment, has no finding; it
     is decided here, before the analysis (and libcst) is imported, exactly as the
     engine decides it. Anything else (a notebook, a file that does not decode or
-    compile, a large generated file, a comment to read) is left to the engine."""
+    compile, one over 1 MiB, a comment to read) is left to the engine, under the budgets."""
     from .cache import content_hash
     from .notebooks import is_notebook
     from .precheck import needs_analysis
@@ -100,7 +104,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
         lower = text.lower()
         # a noqa comment is left alone (other tools' codes) unless unused ones are reported
         comments = "shardcheck" in lower or (config.warn_unused_ignores and "noqa" in lower)
-        if is_notebook(path) or comments or \
+        if is_notebook(path) or comments or len(data) > _LIGHT_BYTES or \
                 (limit and len(data) > limit and looks_generated(path, data)):
             rest.append((path, data))
             continue

@@ -112,9 +112,12 @@ class _Handlers:
         if cfg is None:
             diagnostics = self._config_error(problem or "")
         else:
-            if not cfg.is_excluded(os.path.abspath(path)):
-                findings = self._baselined(cfg, check_source(source, path, cfg,
-                                                             self.settings.project(cfg, path)))
+            here = os.path.abspath(path)
+            if not cfg.is_excluded(here):
+                found = check_source(source, path, cfg, self.settings.project(cfg, path))
+                # a finding placed in a module this one imports belongs to that file
+                findings = self._baselined(cfg, [f for f in found
+                                                 if os.path.abspath(f.filename) == here])
             diagnostics = [self.diagnostic(f, i, doc.lines) for i, f in enumerate(findings)]
         self.docs[uri] = _Document(doc.version, source, findings)
         self.ls.text_document_publish_diagnostics(

@@ -51,6 +51,13 @@ LEGACY = textwrap.dedent("""\
         y = jax.shard_map(lambda b: b * 2, in_specs=P("data"), out_specs=P("data"), check_rep=False)(x)
 """)
 
+# a module whose call makes a finding inside the helper it imports (reported at the
+# helper's file by `check`): the user's document must not show it at the helper's line
+HELPERS = ("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+           "MESH = jax.make_mesh((8,), ('data',))\n\n\ndef place(x, *names):\n"
+           "    return jax.device_put(x, NamedSharding(MESH, P(*names)))\n")
+USER = "import numpy as np\nfrom helpers import place\ny = place(np.zeros((8,)), 'dta')\n"
+
 # an emoji (two UTF-16 code units) before the error on its line
 WIDE = 'import jax\nfrom jax import P\nmesh = jax.make_mesh((8,), ("data",))\n' \
        's = jax.NamedSharding(mesh, P("data")) if "\U0001F600" else jax.NamedSharding(mesh, P("modl"))\n'
@@ -116,6 +123,7 @@ async def _session(root: str) -> dict:
         out["excluded"] = await next_for(open_doc("generated/model.py", MODEL))
         out["bad_config"] = await next_for(open_doc("badcfg/model.py", MODEL))
         out["baselined"] = await next_for(open_doc("adopted/model.py", MODEL))
+        out["user"] = await next_for(open_doc("user.py", USER))
         client.text_document_did_close(t.DidCloseTextDocumentParams(
             text_document=t.TextDocumentIdentifier(uri=uri)))
         out["close"] = await next_for(uri)
@@ -131,6 +139,8 @@ def session(tmp_path_factory):
     root = tmp_path_factory.mktemp("lsp")
     (root / "pyproject.toml").write_text('[tool.shardcheck]\nexclude = ["generated/"]\n')
     (root / "generated").mkdir()
+    (root / "helpers.py").write_text(HELPERS)
+    (root / "user.py").write_text(USER)  # on disk, as an opened file is: its imports resolve
     (root / "badcfg").mkdir()
     (root / "badcfg" / "pyproject.toml").write_text('[tool.shardcheck]\nselect = ["SC9999"]\n')
     adopted = root / "adopted"  # a project whose baseline records the typo
@@ -206,6 +216,12 @@ def test_a_bad_config_is_one_diagnostic_not_a_crash(session):
     (d,) = session["bad_config"].diagnostics
     assert d.message.startswith("shardcheck: config error:") and "SC9999" in d.message
     assert d.range.start == t.Position(line=0, character=0)
+
+
+def test_findings_placed_in_other_files_are_not_shown_in_this_one(session):
+    # `check` places this one at helpers.py's line 7; user.py has 3 lines
+    rows = len(USER.splitlines())
+    assert all(d.range.start.line < rows for d in session["user"].diagnostics)
 
 
 def test_the_config_baseline_hides_recorded_findings(session):
