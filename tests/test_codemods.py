@@ -64,7 +64,8 @@ PJIT = textwrap.dedent('''\
 
     mesh = jax.make_mesh((8,), ("data",))
     g = pjit(lambda a: a + 1, None, None, static_argnums=())
-    h = pjit(lambda a: a * 3, donate_argnums=())
+    h = pjit(lambda a: a * 3, in_shardings=(NamedSharding(mesh, P("data")),),
+             out_shardings=jax.sharding.NamedSharding(mesh, P("data")))
     RESULT = [float(double(jnp.ones((8,))).sum()), float(g(jnp.ones((8,))).sum()),
               float(h(jnp.ones((8,))).sum())]
 ''')
@@ -100,6 +101,7 @@ def test_moves_run_under_jax_with_the_same_results():
     assert fixed[1].startswith("import jax.numpy as jnp\nimport jax  # the old module\n")
     assert "f = jax.shard_map(lambda b: b + 1, mesh=mesh" in fixed[1]
     assert "@jax.jit\n" in fixed[2] and "pjit" not in fixed[2]
+    assert "h = jax.jit(lambda a: a * 3, in_shardings=(NamedSharding(mesh, P(\"data\")),)," in fixed[2]
     assert "jax.jit(lambda a: a + 1, in_shardings=None, out_shardings=None, static_argnums=())" in fixed[2]
     # each fixed program runs (snippets turn DeprecationWarning into an error), with the
     # numbers the original gives
@@ -125,6 +127,14 @@ def test_pjit_with_partition_specs_is_an_unsafe_move():
         fixed])
     assert old["status"] == "ok" and old["result"] == [16.0]
     assert new["status"] == "error" and "does not match the sharding" in new["error"]
+
+
+def test_a_sharding_the_source_does_not_spell_out_keeps_the_move_unsafe():
+    src = ("import jax\nfrom jax.experimental.pjit import pjit\nfrom jax.sharding import NamedSharding\n"
+           "s = NamedSharding(jax.make_mesh((8,), ('data',)), jax.P('data'))\n"
+           "f = pjit(lambda a: a, in_shardings=s)\n")
+    move = next(f for f in check_source(src, "x.py") if f.fix and len(f.fix.edits()) > 1)
+    assert move.fix.applicability == "unsafe"
 
 
 def test_axis_resources_keywords_are_renamed():

