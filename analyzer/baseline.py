@@ -18,6 +18,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from .codes import INTERNAL_ERROR
 from .ftypes import Finding
+from .output import source_line
 
 VERSION = 1
 Key = Tuple[str, str, str]
@@ -27,21 +28,10 @@ class BaselineError(Exception):
     """A baseline file that cannot be read or is not one shardcheck wrote."""
 
 
-def _line(path: str, row: int, cache: Dict[str, List[str]]) -> str:
-    if path not in cache:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                cache[path] = f.read().splitlines()
-        except OSError:
-            cache[path] = []
-    lines = cache[path]
-    return lines[row - 1].strip() if 0 < row <= len(lines) else ""
-
-
 def _key(f: Finding, root: str, cache: Dict[str, List[str]]) -> Key:
     rel = os.path.relpath(os.path.abspath(f.filename), root).replace(os.sep, "/")
     where = f"cell {f.cell}: " if f.cell is not None else ""
-    return (rel, f.code, where + _line(f.filename, f.row, cache))
+    return (rel, f.code, where + source_line(f.filename, f.row, cache).strip())
 
 
 def write(path: str, findings: Sequence[Finding]) -> int:

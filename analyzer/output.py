@@ -84,7 +84,7 @@ def _frame(f: Finding, cache: Dict[str, List[str]]) -> List[str]:
     shows it (none for a notebook's cell, a file not analysed, or a line not read)."""
     if f.cell is not None or f.row < 1 or f.code in (INTERNAL_ERROR, SKIPPED_FILE):
         return []
-    line = _line(f.filename, f.row, cache)
+    line = source_line(f.filename, f.row, cache)
     if not line.strip():
         return []
     start = max(f.column - 1, 0)
@@ -105,7 +105,7 @@ def _fingerprint(f: Finding, line_text: str, occurrence: int) -> str:
     return f"{hashlib.sha256(raw.encode()).hexdigest()[:32]}:{occurrence}"
 
 
-def _line(path: str, row: int, cache: Dict[str, List[str]]) -> str:
+def source_line(path: str, row: int, cache: Dict[str, List[str]]) -> str:
     """Line ``row`` of the file at ``path`` ("" if it cannot be read). Only a regular file
     is opened: a FIFO a run reported as skipped would block the report forever."""
     if path not in cache:
@@ -138,7 +138,7 @@ def sarif(findings: List[Finding]) -> str:
     seen: Dict[str, int] = {}
     results = []
     for f in findings:
-        line_text = _line(f.filename, f.row, cache)
+        line_text = source_line(f.filename, f.row, cache)
         base = f"{f.code}\0{_rel(f.filename)}\0{line_text.strip()}"
         seen[base] = seen.get(base, 0) + 1
         results.append({

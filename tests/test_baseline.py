@@ -74,3 +74,14 @@ def test_a_bad_baseline_is_a_clear_error(tmp_path):
         assert code == 2 and said in err and "Traceback" not in err, err
     code, _, err = _run(["check", "a.py", "--no-cache", "--baseline", "missing.json"], tmp_path)
     assert code == 2 and "cannot read missing.json" in err
+
+
+def test_writing_a_baseline_never_opens_a_fifo(tmp_path):
+    """A FIFO named like a module is one skipped-file finding; recording it must not
+    block on reading its line (the report's FIFO-safe line reader is shared)."""
+    (tmp_path / "a.py").write_text(BAD)
+    os.mkfifo(tmp_path / "pipe.py")
+    code, _, err = _run(["check", ".", "--no-cache", "--write-baseline", "base.json"], tmp_path)
+    assert code == 0 and "Wrote 2 finding(s)" in err
+    codes = {e["code"] for e in json.loads((tmp_path / "base.json").read_text())["findings"]}
+    assert codes == {"SC101", "SC003"}
