@@ -30,12 +30,12 @@ from .config import Config
 from .deep import LIMITS, blank_deep_statements, from_recursion
 from .ftypes import ERROR, Finding, Fix, Pending, Related
 from .positions import node_positions
-from .precheck import needs_analysis
+from .precheck import cleared
 from .project import Project, module_name_for
 from .rule import RuleContext
 from .rules import all_rules
 from .sources import (LibcstLimitation, SourceError, Unreadable, decode_source, looks_generated,
-                      parse_source, python_verdict, read_source)
+                      parse_source, read_source)
 
 if TYPE_CHECKING:
     from libcst.metadata import CodeRange
@@ -237,7 +237,7 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
     try:
         if text is None:
             text = decode_source(source)  # type: ignore[arg-type]  # bytes here
-        if not needs_analysis(text, path, project, module_name) and python_verdict(text, path) is None:
+        if cleared(text, path, project, module_name):
             return [], text  # no sharding API within reach: nothing for the rules (precheck)
         module = parse_source(text, path)
     except SourceError as e:

@@ -157,6 +157,16 @@ def needs_analysis(text: str, path: str, project: Optional[Project],
                              frozenset(_ATTRIBUTE.findall(text)))
 
 
+def cleared(text: str, path: str, project: Optional[Project],
+            module_name: Optional[str] = None) -> bool:
+    """Whether the file has no finding to look for: no sharding API within reach
+    (``needs_analysis``) and source CPython compiles. The engine and the runner (before
+    it imports the analysis) decide it here alike."""
+    from .sources import python_verdict
+    return not needs_analysis(text, path, project, module_name) and \
+        python_verdict(text, path) is None
+
+
 def _reaches_sharding(project: Project, memo: _ProjectMemo, names: Set[str],
                       attributes: FrozenSet[str]) -> bool:
     """Whether a project module among ``names``, or reachable from them through imports

@@ -81,15 +81,15 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
     """(the results of the files the precheck clears, the files left to analyse).
 
     A Python file that compiles, spells no sharding API and imports none within reach
-    (``precheck.needs_analysis``), and holds no shardcheck comment, has no finding; it
+    (``precheck.cleared``), and holds no shardcheck comment, has no finding; it
     is decided here, before the analysis (and libcst) is imported, exactly as the
     engine decides it. Anything else (a notebook, a file that does not decode or
     compile, one over 1 MiB, a comment to read) is left to the engine, under the budgets."""
     from .cache import content_hash
     from .notebooks import is_notebook
-    from .precheck import needs_analysis
+    from .precheck import cleared
     from .project import Project
-    from .sources import SourceError, Unreadable, decode_source, looks_generated, python_verdict, read_source
+    from .sources import SourceError, Unreadable, decode_source, looks_generated, read_source
     project: Optional[Project] = None
     done: List[Tuple[str, List[Finding], str, List[str]]] = []
     rest: List[Tuple[str, Optional[bytes]]] = []
@@ -114,7 +114,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
                 if os.path.isfile(f):
                     project.add_file(f)
         project.used = set()
-        if needs_analysis(text, path, project) or python_verdict(text, path) is not None:
+        if not cleared(text, path, project):
             rest.append((path, data))
             continue
         deps = sorted(d for d in project.used if os.path.abspath(d) != os.path.abspath(path))
