@@ -96,14 +96,6 @@ def _root(node: cst.CSTNode) -> Optional[str]:
     return node.value if isinstance(node, cst.Name) else None
 
 
-def _walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.children))
-
-
 def _operand_uses(fn: cst.CSTNode, scope) -> Iterator[Tuple[str, cst.Name]]:
     """(name, node) for each plain name the body uses in a traced operation: an operand
     of an operator, an indexed value, the object of a method or array attribute other than
@@ -111,7 +103,7 @@ def _operand_uses(fn: cst.CSTNode, scope) -> Iterator[Tuple[str, cst.Name]]:
     parents: Dict[int, cst.CSTNode] = {}
     order: List[cst.CSTNode] = []
     stack = [fn]
-    while stack:  # _walk's order; each node's children read once (libcst rebuilds them)
+    while stack:  # source order; each node's children read once (libcst rebuilds them)
         node = stack.pop()
         order.append(node)
         kids = node.children
