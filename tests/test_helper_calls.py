@@ -72,3 +72,37 @@ def test_jax_agrees(i, jax8):
     else:
         assert res["status"] == "error", res
         assert res["type"] in ("ValueError", "DuplicateSpecError", "AssertionError"), res
+
+
+KEYWORDS = textwrap.dedent('''\
+    import functools
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+    def place(x, spec=P("modle")):  # a default no call below uses
+        return jax.device_put(x, NamedSharding(mesh, spec))
+
+    a = place(jnp.zeros((8, 8)), spec=P("model"))
+    b = functools.partial(place, spec=P("data"))(jnp.zeros((8, 8)))
+    kw = {"spec": P("data", "model")}
+    c = place(jnp.zeros((8, 8)), **kw)
+    RESULT = [v.sharding.spec == s for v, s in ((a, P("model")), (b, P("data")),
+                                                (c, P("data", "model")))]
+    ''')
+
+
+def test_a_parameter_passed_by_keyword_holds_the_argument_not_its_default(jax8):
+    """Every call passes ``spec`` (by keyword, through partial, in ``**kw``): the helper's
+    default is never used, and JAX runs it. Binding the default gave a false SC101."""
+    from jax_snippets import run_snippets
+    assert [(f.row, f.code) for f in check_source(KEYWORDS)] == []
+    (res,) = run_snippets([KEYWORDS])
+    assert res["status"] == "ok", res
+    assert res["result"] == [True, True, True]
+    # the same helper called once without the keyword does use the default: JAX raises
+    (res,) = run_snippets([KEYWORDS + "d = place(jnp.zeros((8, 8)))\n"])
+    assert res["status"] == "error", res
+    assert [f.code for f in check_source(KEYWORDS + "d = place(jnp.zeros((8, 8)))\n")] \
+        == ["SC101"]

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 class InterpreterBase:
     module: cst.Module
     module_name: str
+    path: Optional[str]  # the module's file, where one is known (shardcheck specs reads
+    # the Python config beside it)
     project: Any  # analyzer.project.Project, or None for a lone file
     profile: "JaxProfile"
     config_meshes: Dict[Tuple[str, ...], MeshVal]
@@ -55,7 +57,8 @@ class InterpreterBase:
     def register(self, fv: FuncVal) -> FuncInfo:
         raise NotImplementedError
 
-    def note_call(self, fv: Value, ctx: MeshCtx, args: tuple = ()) -> None:
+    def note_call(self, fv: Value, ctx: MeshCtx, args: tuple = (),
+                  kwargs: Optional[dict] = None) -> None:
         raise NotImplementedError
 
     def record(self, kind: str, event: Any) -> None:

@@ -73,6 +73,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.site_spec_uses: List[Any] = []
         self.helper_nodes: Dict[cst.CSTNode, frozenset] = {}  # calls._descendants' cache
         self.assume_defaults = False  # set by engine.analyze for shardcheck specs
+        self.path: Optional[str] = None  # set by engine.analyze where the file is known
         self.assumed: List[str] = []
         self.helper_origins: Dict[cst.CSTNode, cst.CSTNode] = {}  # call -> line in the helper
         self.events = Events()
@@ -87,7 +88,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             info = self.queue.pop(0)
             ctx = self.merged_ctx(info)
             if info.analyzed_ctx is not None and ctx.same(info.analyzed_ctx) and \
-                    _same_args(info.analyzed_args, self.common_args(info)):
+                    _same_args(info.analyzed_args, self.common_args(info)) and \
+                    _same_kws(info.analyzed_kws, self.common_kwargs(info)):
                 continue
             if info.analyses >= 4:
                 continue
@@ -149,12 +151,16 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             info.val = fv
         return info
 
-    def note_call(self, fv: Value, ctx: MeshCtx, args: tuple = ()) -> None:
-        """``fv`` is called under ``ctx`` with positional ``args``: analyze it there."""
+    def note_call(self, fv: Value, ctx: MeshCtx, args: tuple = (),
+                  kwargs: Optional[dict] = None) -> None:
+        """``fv`` is called under ``ctx`` with positional ``args`` and keyword ``kwargs``
+        (None: not all known, a ``**kw`` was passed): analyze it there."""
         if isinstance(fv, JitVal):
             fv = fv.func
         if isinstance(fv, PartialVal):
             args = tuple(fv.args) + tuple(args)
+            if kwargs is not None:
+                kwargs = {**dict(fv.kwargs), **kwargs}
             fv = fv.func
             if isinstance(fv, JitVal):
                 fv = fv.func
@@ -165,6 +171,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             return
         info.calls.setdefault(self.caller, []).append(ctx)
         info.call_args.setdefault(self.caller, []).append(args)
+        info.call_kws.setdefault(self.caller, []).append(kwargs)
         if info not in self.queue:
             self.queue.append(info)
 
@@ -172,6 +179,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         fv = info.val
         info.analyzed_ctx = ctx
         info.analyzed_args = self.common_args(info)
+        info.analyzed_kws = self.common_kwargs(info)
         info.analyses += 1
         events = Events()
         saved = (self.cur, self.caller, self.returns, self.assumed)
@@ -181,10 +189,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         for other in self.funcs.values():
             other.calls.pop(fv.node, None)
             other.call_args.pop(fv.node, None)
+            other.call_kws.pop(fv.node, None)
         self.func_stack.append(info)
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
-            self.bind_params(fv.node, env, ctx, self.common_args(info))
+            self.bind_params(fv.node, env, ctx, info.analyzed_args, info.analyzed_kws)
             if isinstance(fv.node, cst.Lambda):
                 returns.append((fv.node.body, self.ev(fv.node.body, env, ctx)))
             elif isinstance(fv.node, cst.FunctionDef):
@@ -212,6 +221,29 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         if any(len(a) != n for a in calls):  # what a *args parameter holds differs
             out.append(SPREAD)
         return tuple(out)
+
+    @staticmethod
+    def common_kwargs(info: FuncInfo) -> dict:
+        """Keyword arguments: each name any call passes, with the value every call passes
+        alike; UNKNOWN where a call passes another or none (that call's parameter holds
+        its default) or hides its keywords in ``**kw`` (then every parameter a call does
+        not pass by position is UNKNOWN, never its default)."""
+        kws = [k for ks in info.call_kws.values() for k in ks]
+        names: dict = {}
+        for k in kws:
+            names.update(dict.fromkeys(k or ()))
+        if any(k is None for k in kws):
+            params = info.val.node.params  # type: ignore[attr-defined]  # FunctionDef/Lambda
+            names.update(dict.fromkeys(p.name.value for p in
+                                       list(params.params) + list(params.kwonly_params)))
+        out = {}
+        for n in names:
+            vals = [k.get(n) if k is not None else None for k in kws]
+            v = vals[0]
+            for other in vals[1:]:
+                v = None if v is None or other is None else v if other is v else join(v, other)
+            out[n] = UNKNOWN if v is None else v
+        return out
 
     def shard_maps_of(self, fv: FuncVal) -> List[ShardMapCall]:
         out = []
@@ -273,6 +305,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         """Mesh axis -> size, from ``x``'s own mesh or the context's (None when unknown)."""
         mesh = x.mesh if isinstance(x, ArrayVal) and x.mesh is not None else self.context_mesh(ctx)
         return mesh.size_of if mesh is not None else (lambda a: None)
+
+
+def _same_kws(a: Optional[dict], b: dict) -> bool:
+    return a is not None and a.keys() == b.keys() and all(
+        a[k] is b[k] or a[k] == b[k] for k in a)
 
 
 def _same_args(a: Optional[tuple], b: Optional[tuple]) -> bool:

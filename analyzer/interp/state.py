@@ -79,8 +79,11 @@ class FuncInfo:
     val: FuncVal
     calls: Dict[Any, List[MeshCtx]] = field(default_factory=dict)  # caller key -> contexts
     call_args: Dict[Any, List[tuple]] = field(default_factory=dict)
+    # each call's keyword arguments, parallel to call_args (None: a ``**kw`` hides them)
+    call_kws: Dict[Any, List[Optional[dict]]] = field(default_factory=dict)
     analyzed_ctx: Optional[MeshCtx] = None
     analyzed_args: Optional[tuple] = None  # the common arguments it was analysed with
+    analyzed_kws: Optional[dict] = None
     events: Optional[Events] = None
     analyses: int = 0
 
