@@ -554,11 +554,12 @@ class InferredType:
 
 def analyze(module: cst.Module, module_name: str, config: Config,
             project: Optional[Project] = None, definitions_only: bool = False,
-            trace=None) -> "Interpreter":
+            trace=None, path: Optional[str] = None) -> "Interpreter":
     """The one factory of a module's analysis: every consumer (check, types, confirm,
     the project's import resolution, the server's hover) builds it here, so options such
     as the declared meshes, the default mesh and ``--mesh`` apply everywhere alike.
-    ``trace(interpreter)`` runs before the analysis (``hover`` wraps its evaluation)."""
+    ``trace(interpreter)`` runs before the analysis (``hover`` wraps its evaluation).
+    ``path``: the module's file, where ``shardcheck specs`` looks for its Python config."""
     from .compat import profile_for
     from .interp.model import Interpreter
     it = Interpreter(module, module_name, project, config.mesh_values(),
@@ -566,6 +567,9 @@ def analyze(module: cst.Module, module_name: str, config: Config,
                      scale_mesh=config.scale_mesh_value(), profile=profile_for(config.jax_version))
     it.logical_config = config.logical  # read by jaxapi/logical.py
     it.assume_defaults = config.assume_defaults  # shardcheck specs (interp/objects.py)
+    it.path = path
+    if config.assume_defaults and path is not None:
+        it.logical_config = _with_python_config_rules(config, path, project)
     if trace is not None:
         trace(it)
     return it.build()
@@ -585,7 +589,32 @@ def _model(source: bytes | str, path: str, config: Config, project: Optional[Pro
         raise SyntaxError(f"shardcheck's parser (libcst) cannot read this file, though Python "
                           f"can: {e}") from None
     name = module_name_for(path) if os.path.isfile(path) else ""
-    return analyze(module, name, config, project)
+    return analyze(module, name, config, project, path=path if name else None)
+
+
+def _with_python_config_rules(config: Config, path: str, project: Optional[Project]):
+    """``shardcheck specs``: where the project declares and discovers no logical axis
+    rules, those its script directory's Python config sets (``analyzer/pyconfig.py``)."""
+    declared = config.logical
+    if declared is not None and declared.rules is not None:
+        return declared
+    from .config import ConfigError
+    from .logical_config import LogicalConfig, _axes, _rules
+    from .pyconfig import logical_rules_for
+    found = logical_rules_for(path, config.root)
+    if found is None:
+        return declared
+    cfg_path, rules_v, axes_v = found
+    source = os.path.relpath(cfg_path, config.root) if config.root else cfg_path
+    try:
+        rules = _rules(rules_v, source)
+        axes = _axes(axes_v, source) if axes_v is not None else None
+    except ConfigError:  # not a rule table: as if it set none
+        return declared
+    if project is not None:
+        project.used.add(cfg_path)  # a cached result goes stale when the config changes
+    wrappers = declared.wrappers if declared is not None else ()
+    return LogicalConfig(rules, axes, wrappers, source, discovered=True)
 
 
 def _deep_or_not_analysed(fn, *args):

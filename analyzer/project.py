@@ -97,7 +97,8 @@ class Project:
             text = decode_source(read_source(path))
             module = parse_source(text, path)
             self.parsed[name] = (path, module, text)
-            env = analyze(module, name, self.config or Config(), self, definitions_only=True).env
+            env = analyze(module, name, self.config or Config(), self, definitions_only=True,
+                          path=path).env
         except Exception:
             env = None
         finally:

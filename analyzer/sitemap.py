@@ -18,6 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .config import Config
 from .engine import _deep_or_not_analysed, _model
 from .events import ShardingSite
+from .jaxapi.sites import ONLY_NONE
 from .jaxapi.sites import is_device as _is_device
 from .project import Project
 from .values import MeshVal
@@ -83,6 +84,7 @@ def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
     positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
     out = []
     assumed = _assumptions(model.events.sites)
+    order: Dict[int, int] = {}  # as recorded: a rule table's leaves keep the table's order (first match wins)
     for (node, kind, leaf, via), (spec, mesh, reason, logical) in merged.items():
         pos = positions.get(node)
         if pos is None:  # written in another module (a helper imported from there)
@@ -90,7 +92,9 @@ def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
         out.append(Site(pos.start.line, pos.start.column + 1, functions.of.get(node, "<module>"),
                         kind, leaf, spec, logical, mesh, reason, via,
                         assumed.get((node, kind, leaf, via), ()) if spec is not None else ()))
-    return sorted(out, key=lambda s: (s.row, s.column, s.kind, s.path, s.via or ""))
+        order[id(out[-1])] = len(order)
+    return sorted(out, key=lambda s: (s.row, s.column, s.kind, s.path.split("[matching ")[0],
+                                      s.via or "", order[id(s)]))
 
 
 Merged = Tuple[Optional[str], Optional[str], Optional[str], Optional[Tuple[Optional[str], ...]]]
@@ -100,6 +104,9 @@ def _merge(sites: List[ShardingSite]) -> Dict[tuple, Merged]:
     """One entry per (node, kind, path): its spec where every analysis agrees. A site
     known leaf by leaf (a NamedSharding mapped over a tree) drops its record as a whole,
     made where the leaf was unknown."""
+    others = {(s.node, s.kind, s.path, s.via) for s in sites if s.reason != ONLY_NONE}
+    sites = [s for s in sites if s.reason != ONLY_NONE or (s.node, s.kind, s.path, s.via)
+             not in others]  # None in one context says nothing where another resolves it
     by_leaf = {(s.node, s.kind) for s in sites if s.path}
     sites = [s for s in sites if s.path or s.spec is not None or (s.node, s.kind) not in by_leaf]
     out: Dict[tuple, Merged] = {}

@@ -263,6 +263,13 @@ def join(a: Value, b: Value) -> Value:
         return TupleVal(tuple(join(x, y) for x, y in zip(a.items, b.items)), a.is_list)
     if isinstance(a, DictVal) and isinstance(b, DictVal) and [k for k, _ in a.items] == [k for k, _ in b.items]:
         return DictVal(tuple((k, join(v, b.get(k))) for k, v in a.items))
+    if isinstance(a, InstanceVal) and isinstance(b, InstanceVal) and a.cls is b.cls \
+            and a.assumed == b.assumed:  # ``cfg.x = v`` on one path only: x is unknown
+        ga, gb = dict(a.given), dict(b.given)
+        keys = list(dict.fromkeys(list(ga) + list(gb)))
+        return InstanceVal(a.cls, tuple(
+            (k, join(ga[k], gb[k]) if k in ga and k in gb else UNKNOWN) for k in keys),
+            a.assumed)
     return UNKNOWN
 
 
@@ -293,6 +300,16 @@ class LogicalInit(Value):
     entries: Tuple[Any, ...]
     names: Tuple[Any, ...]
     node: Any = None
+
+
+@dataclass(frozen=True, eq=False)
+class RuleTreeVal(Value):
+    """A tree of specs chosen per leaf by regex rules (``shardcheck specs``): each leaf
+    takes the spec of the first rule whose pattern matches its path, as EasyLM-style
+    ``match_partition_rules(rules, params)`` does (``interp/rule_trees.py``). Which leaves
+    there are is not known; what each rule gives is."""
+
+    rules: Tuple[Tuple[str, Value], ...]  # (pattern, spec or sharding), in order
 
 
 def int_tuple(v: Value) -> Optional[Tuple[Optional[int], ...]]:

@@ -99,8 +99,25 @@ def _site_line(s: Site) -> str:
     if s.spec is None:
         return f"{s.row}:{s.column}  {kind}: unknown{logical} ({s.reason})"
     mesh = f" on {s.mesh}" if s.mesh is not None else " (mesh unknown)"
-    assumes = f" [assuming the defaults of {', '.join(s.assumes)}]" if s.assumes else ""
+    assumes = f" [assuming the defaults of {_assumes(s.assumes)}]" if s.assumes else ""
     return f"{s.row}:{s.column}  {kind}: {s.spec}{logical}{mesh}{assumes}"
+
+
+def _assumes(read: Tuple[str, ...]) -> str:
+    """The defaults read before a site, by owner, the last three read (nearest the site)
+    of each in full: ``TrainConfig.{5 more, mesh_axes, data_sharding}``. JSON lists all."""
+    owners: Dict[str, List[str]] = {}
+    for r in read:
+        owner, _, field = r.rpartition(".")
+        owners.setdefault(owner, []).append(field)
+    parts = []
+    for owner, fields in owners.items():
+        if len(fields) == 1:
+            parts.append(f"{owner}.{fields[0]}")
+            continue
+        shown = ([f"{len(fields) - 3} more"] if len(fields) > 3 else []) + fields[-3:]
+        parts.append(f"{owner}.{{{', '.join(shown)}}}")
+    return ", ".join(parts)
 
 
 def _logical(names: Tuple[Any, ...]) -> str:

@@ -443,3 +443,127 @@ def test_t5x_param_with_axes_resolves_as_flax_does(jax8):
     assert res["status"] == "ok", res
     assert {k: _as_written(v) for k, v in res["result"].items()} == {
         "wi": sites[0].spec, "wo": sites[1].spec}
+
+
+def test_an_ml_collections_config_is_read_as_its_get_config_makes_it(jax8):
+    """Flax's examples pass an ml_collections config from an absl flag: the map reads the
+    script's ``configs/default.py`` ``get_config()`` (its rules for the models too) and says
+    so. JAX, run with that config, places and shards exactly so."""
+    from jax_snippets import run_snippets
+    where = PROGRAMS / "mlc_script"
+    code, out, _ = run(["specs", "--format", "json", str(where)], ROOT)
+    assert code == 0
+    got = {(pathlib.Path(s["filename"]).name, s["location"]["row"], s["kind"]):
+           (s["spec"], s["logical"]) for s in json.loads(out)["sites"]}
+    assert got == {
+        ("mlc_models.py", 12, "logical partitioning"): ("P(None, 'model')", ["embed", "mlp"]),
+        ("mlc_models.py", 13, "logical partitioning"): ("P('model', None)", ["mlp", "embed"]),
+        ("mlc_train.py", 17, "NamedSharding"): ("P('data')", None),
+        ("mlc_train.py", 18, "device_put"): ("P('data')", None),
+        ("mlc_train.py", 19, "NamedSharding"): ("P(None, 'model')", None),
+        ("mlc_train.py", 19, "device_put"): ("P(None, 'model')", None),
+    }
+    assumes = {s["location"]["row"]: s["assumes"] for s in json.loads(out)["sites"]}
+    config = "tests/specs/mlc_script/configs/default.py:get_config()"
+    assert f"{config}.logical_axis_rules" in assumes[12]
+    assert f"{config}.data_sharding" in assumes[17] and f"{config}.mesh_axes" in assumes[17]
+    program = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(where)!r})
+        import jax, jax.numpy as jnp
+        import flax.linen as nn
+        from configs.default import get_config
+        import mlc_models, mlc_train
+        config = get_config()
+        batch, hidden, _ = mlc_train.train_and_evaluate(config, "/tmp")
+        # Linen's boxed parameters constrain inside init: an Auto mesh, as Flax's examples use
+        mesh = jax.make_mesh(config.mesh_shape, config.mesh_axes,
+                             axis_types=(jax.sharding.AxisType.Auto,) * 2)
+        model = mlc_models.Mlp(config.mlp_dim)
+        x = jnp.zeros((8, config.emb_dim))
+        with jax.set_mesh(mesh), nn.logical_axis_rules(config.logical_axis_rules):
+            abstract = jax.eval_shape(model.init, jax.random.key(0), x)
+            shardings = nn.logical_to_mesh_sharding(nn.get_partition_spec(abstract), mesh,
+                                                    config.logical_axis_rules)
+            params = jax.jit(model.init, out_shardings=shardings)(jax.random.key(0), x)
+        kernels = params["params"]
+        RESULT = {{"batch": repr(batch.sharding.spec), "hidden": repr(hidden.sharding.spec),
+                   "k0": repr(kernels["Dense_0"]["kernel"].value.sharding.spec),
+                   "k1": repr(kernels["Dense_1"]["kernel"].value.sharding.spec)}}
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert {k: _as_written(v) for k, v in res["result"].items()} == {
+        "batch": got[("mlc_train.py", 18, "device_put")][0],
+        "hidden": got[("mlc_train.py", 19, "device_put")][0],
+        "k0": got[("mlc_models.py", 12, "logical partitioning")][0],
+        "k1": got[("mlc_models.py", 13, "logical partitioning")][0]}
+
+
+def test_check_reads_no_python_config(tmp_path):
+    """``check`` never assumes a config's defaults: an axis the config's mesh lacks is no
+    finding there, since a command line may pass another config."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "default.py").write_text(
+        "def get_config():\n    config = object()\n    config.data_sharding = ['nope']\n"
+        "    config.logical_axis_rules = [['embed', 'nope']]\n    return config\n")
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import jax, ml_collections
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        def main(config: ml_collections.ConfigDict):
+            mesh = jax.make_mesh((2, 4), ('data', 'model'))
+            return NamedSharding(mesh, P(config.data_sharding))
+        """))
+    code, out, _ = run(["check", str(tmp_path)], tmp_path)
+    assert code == 0, out
+    code, out, _ = run(["specs", "--format", "json", str(tmp_path)], tmp_path)
+    (site,) = json.loads(out)["sites"]
+    assert site["spec"] == "P('nope')" and site["assumes"]
+
+
+def test_regex_partition_rules_are_a_site_per_rule_in_the_order_jax_applies_them(jax8):
+    """EasyLM's ``match_partition_rules(rules, params)`` idiom: each rule is a leaf of the
+    site, in the table's order. Every parameter JAX places gets the spec of the first
+    rule (in the map's order) whose pattern matches its path."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "rule_tables.py"
+    as_specs = Config(assume_defaults=True)  # as `shardcheck specs` runs
+    rows = [(s.kind, s.path, s.spec, s.mesh)
+            for s in sharding_sites(path.read_text(), str(path), as_specs)]
+    assert rows == [("jit out_shardings", f"[matching {p!r}]", spec, MESH) for p, spec in (
+        ("embedding", "P('model', None)"), ("attention/(wq|wk)", "P(None, 'model')"),
+        ("mlp/w1", "P('data', 'model')"), (".*", "P(None)"))]
+    program = path.read_text() + textwrap.dedent("""
+        RESULT = {"/".join(str(getattr(k, "key", k)) for k in p): repr(x.sharding.spec)
+                  for p, x in jax.tree_util.tree_flatten_with_path(params)[0]}
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    rules = [(re.search(r"\[matching '(.*)'\]", p).group(1), spec) for _, p, spec, _ in rows]
+    expected = {leaf: next(spec for pattern, spec in rules if re.search(pattern, leaf))
+                for leaf in res["result"]}
+    assert len(expected) == 7
+    assert {k: _as_written(v) for k, v in res["result"].items()} == expected
+
+
+def test_a_rule_table_that_is_not_literal_pairs_stays_unknown(tmp_path):
+    src = tmp_path / "rules.py"
+    src.write_text(textwrap.dedent("""
+        import re
+        import jax
+        def match(rules, params):
+            def get(name, leaf):
+                for rule, ps in rules:
+                    if re.search(rule, name):
+                        return ps
+            return jax.tree_util.tree_map_with_path(get, params)
+        def init(key):
+            return {}
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        with jax.set_mesh(mesh):
+            params = jax.jit(init, out_shardings=match(load_rules(), {}))(None)
+        """))
+    from shardcheck.analyzer.config import Config
+    (site,) = sharding_sites(src.read_text(), str(src), Config(assume_defaults=True))
+    assert site.spec is None and site.path == ""

@@ -17,7 +17,8 @@ from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, Instan
                       LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal, Value,
                       join)
 from .base import InterpreterBase
-from .objects import CLASS_KEY, construct
+from .rule_trees import rule_tree, rules_parameter
+from .objects import CLASS_KEY, CONFIG_DICTS, construct, python_config_instance
 from .state import Arg, CallArgs, Env, GradVal
 
 _MAX_HELPER_DEPTH = 3
@@ -84,14 +85,18 @@ class CallsMixin(InterpreterBase):
         if isinstance(callee, FuncVal):
             self.pass_functions(args, ctx)
             get_hook("arguments")(self, callee, args, ctx)
-            self.note_call(callee, ctx, pos)
+            self.note_call(callee, ctx, pos, None if _spreads_keywords(args) else kws)
+            if self.assume_defaults:  # shardcheck specs: a regex rule table applied to a tree
+                k = rules_parameter(callee.node)
+                if k is not None and k < len(pos):
+                    return rule_tree(pos[k])
             return built_by_helper(self.sites_via(callee, e, pos, kws, ctx), e, callee.node)
         if isinstance(callee, PartialVal):
             if isinstance(callee.func, QualName):
                 merged = [Arg(None, "", a, e) for a in callee.args] + list(args)
                 merged += [Arg(k, "", v, e) for k, v in callee.kwargs]
                 return self.call_api(self.profile.canonical(callee.func.name), e, merged, env, ctx)
-            self.note_call(callee, ctx, callee.args + pos)
+            self.note_call(callee, ctx, pos, None if _spreads_keywords(args) else kws)
             inner = callee.func.func if isinstance(callee.func, JitVal) else callee.func
             if isinstance(inner, FuncVal):
                 kws2 = dict(callee.kwargs)
@@ -267,7 +272,30 @@ class CallsMixin(InterpreterBase):
                 cls = self.ev(ann, env, ctx)
                 if isinstance(cls, ClassVal):
                     return InstanceVal(cls, assumed=True)
+                if isinstance(cls, QualName) and cls.name in CONFIG_DICTS:
+                    return self._python_config() or UNKNOWN
         return UNKNOWN
+
+    def _python_config(self) -> Optional[InstanceVal]:
+        """The ml_collections config of this module's script directory, as its
+        ``get_config()`` makes it (None when there is none)."""
+        if self.path is None:
+            return None
+        from ..pyconfig import find_for
+        root = self.project.config.root if self.project is not None and \
+            self.project.config is not None else None
+        found = find_for(self.path, root)
+        if found is None:
+            return None
+        if self.project is not None:
+            self.project.used.add(found)
+        import os
+        shown = os.path.relpath(found, root) if root else os.path.basename(found)
+        return python_config_instance(found, shown)
+
+
+def _spreads_keywords(args: List[Arg]) -> bool:
+    return any(a.star == "**" for a in args)
 
 
 def _descendants(node: cst.CSTNode, cache: Dict[cst.CSTNode, frozenset]) -> frozenset:

@@ -13,7 +13,8 @@ from ..events import MeshCtx
 from ..jaxapi.registry import attribute_handler, get_hook
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
                       SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join)
-from ..values import ClassVal, InstanceVal
+from ..syntax import dotted
+from ..values import ClassVal, InstanceVal, PartialVal
 from .base import InterpreterBase
 from .objects import instance_attribute
 from .objects import lookup as class_lookup
@@ -205,6 +206,9 @@ class ExpressionsMixin(InterpreterBase):
             return instance_attribute(self, base, attr, ctx)
         if isinstance(base, ClassVal):
             found = class_lookup(base, attr)
+            if isinstance(found, FuncVal) and isinstance(found.node, cst.FunctionDef) and any(
+                    dotted(d.decorator) == "classmethod" for d in found.node.decorators):
+                return PartialVal(found, (base,), ())  # Cls.method(): cls is bound
             return found if found is not None else UNKNOWN
         handler = attribute_handler(base)
         return handler(self, base, attr, e) if handler is not None else UNKNOWN

@@ -146,10 +146,12 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
     """``inst.attr``: what the constructor was given, else the class's declared value
     (recorded as an assumption where no call in view made the instance); a field with no
     default whose annotation names a source class is an instance of it, assumed."""
+    cls = inst.cls
     for k, v in inst.given:
         if k == attr:
+            if inst.assumed:  # a Python config's get_config() set it
+                it.assumed.append(f"{cls.name}.{attr}")
             return v
-    cls = inst.cls
     if cls.opaque or attr in cls.set_elsewhere:
         return UNKNOWN
     method = _method(cls, attr)
@@ -191,3 +193,35 @@ def with_attribute(inst: InstanceVal, attr: str, v: Value) -> InstanceVal:
     """The instance after ``inst.attr = v``."""
     return InstanceVal(inst.cls, tuple((k, x) for k, x in inst.given if k != attr) + ((attr, v),),
                        inst.assumed)
+
+
+CONFIG_DICTS = ("ml_collections.ConfigDict", "ml_collections.FrozenConfigDict",
+                "ml_collections.config_dict.ConfigDict",
+                "ml_collections.config_dict.FrozenConfigDict",
+                "ml_collections.config_dict.config_dict.ConfigDict",
+                "ml_collections.config_dict.config_dict.FrozenConfigDict")
+
+
+def python_config_instance(config_path: str, shown: str) -> Optional[InstanceVal]:
+    """An ml_collections config as its script's ``get_config()`` makes it: the fields it
+    sets to literals (``analyzer/pyconfig.py``), each read recorded as an assumption."""
+    from ..pyconfig import literal_fields
+    fields = literal_fields(config_path)
+    if not fields:
+        return None
+    from .state import Env
+    node = cst.ClassDef(name=cst.Name("ConfigDict"), body=cst.IndentedBlock(
+        body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
+    cls = ClassVal(node, f"{shown}:get_config()", Env(), opaque=False)
+    return InstanceVal(cls, tuple((k, _literal(v)) for k, v in fields.items()), assumed=True)
+
+
+def _literal(v: Any) -> Value:
+    from ..values import Const, DictVal, TupleVal
+    if isinstance(v, (list, tuple)):
+        return TupleVal(tuple(_literal(x) for x in v), is_list=isinstance(v, list))
+    if isinstance(v, dict):
+        return DictVal(tuple((k, _literal(x)) for k, x in v.items()))
+    if isinstance(v, (str, int, float, bool, type(None))):
+        return Const(v)
+    return UNKNOWN

@@ -27,10 +27,10 @@ import libcst as cst
 from . import names as api
 from ..events import MeshCtx, ShardingSite
 from ..interp.state import Env
-from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, ShardingVal, SpecVal, TupleVal,
-                      Value)
+from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, RuleTreeVal, ShardingVal,
+                      SpecVal, TupleVal, Value)
 from .literals import literal_item
-from .registry import ApiCall, observes
+from .registry import ApiCall, attribute_of, observes
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter
@@ -49,6 +49,10 @@ LOGICAL_APIS = {
 }
 
 
+ONLY_NONE = ("every context in view passes None here (no sharding placed or declared); "
+             "a caller not in view may pass one")
+
+
 def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
                 mesh: Optional[MeshVal], arg: Optional[cst.CSTNode], env: Env,
                 path: str = "", logical: Optional[Tuple[Optional[str], ...]] = None) -> None:
@@ -62,7 +66,17 @@ def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
         for i, v in enumerate(value.items):
             record_site(it, node, kind, v, mesh, literal_item(arg, i), env, f"{path}[{i}]", logical)
         return
+    if isinstance(value, RuleTreeVal):  # a leaf per rule: what each pattern's leaves get
+        for pattern, v in value.rules:
+            record_site(it, node, kind, v, mesh, None, env, f"{path}[matching {pattern!r}]",
+                        logical)
+        return
     if isinstance(value, Const) and value.value is None:
+        if arg is not None and not (isinstance(arg, cst.Name) and arg.value == "None"):
+            # a name that holds None here: the site stays listed unless another context
+            # resolves it (sitemap._merge drops this record where any other exists)
+            it.record("sites", ShardingSite(node, kind, path, None, mesh, ONLY_NONE, logical))
+            return
         return  # None: no sharding placed or declared there (the compiler's choice)
     if isinstance(value, ShardingVal):
         mesh = value.mesh if isinstance(value.mesh, MeshVal) else None
@@ -79,6 +93,13 @@ def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
         return
     it.record("sites", ShardingSite(node, kind, path, None, mesh,
                                     unknown_reason(it, value, arg, env), logical))
+
+
+@attribute_of(RuleTreeVal)
+def _rule_subtree(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode) -> Value:
+    """``tree.params``: a subtree, whose leaves the same rules match (``re.search`` finds
+    a pattern anywhere in a path, so a path without the ``params/`` prefix still matches)."""
+    return base
 
 
 def known_spec(spec: SpecVal) -> bool:

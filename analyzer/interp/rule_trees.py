@@ -1,0 +1,84 @@
+"""Regex rule tables that shard a tree by its leaves' paths, for ``shardcheck specs``.
+
+EasyLM and the code that copies it keep their parameter layout as an ordered table of
+``(regex, PartitionSpec)`` pairs and a helper that gives each leaf of a parameter tree
+the spec of the first pattern matching its path::
+
+    def match_partition_rules(rules, params):
+        def get_partition_spec(name, leaf):
+            for rule, ps in rules:
+                if re.search(rule, name) is not None:
+                    return ps
+        return named_tree_map(get_partition_spec, params, sep='/')
+
+A helper is recognised by that shape, whatever its name: a loop ``for PATTERN, SPEC in
+RULES`` over one of its parameters whose body calls ``re.search``/``re.match``/
+``re.fullmatch`` with ``PATTERN`` first and returns ``SPEC``. Its result is a
+``RuleTreeVal`` holding the table; ``jit(..., out_shardings=tree)`` is then one site per
+rule (the leaves it matches are not known, the spec each rule gives is), and so is an
+attribute of the tree (``tree.params``: the same rules).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from ..syntax import dotted, subtree
+from ..values import UNKNOWN, Const, RuleTreeVal, TupleVal, Value
+
+_MATCHERS = ("re.search", "re.match", "re.fullmatch")
+_seen: Dict[int, Optional[int]] = {}  # id(FunctionDef) -> its rules parameter's index
+
+
+def rules_parameter(fdef: cst.CSTNode) -> Optional[int]:
+    """The position of the rule-table parameter of a rule-matching helper, else None."""
+    key = id(fdef)
+    if key not in _seen:
+        _seen[key] = _find(fdef) if isinstance(fdef, cst.FunctionDef) else None
+    return _seen[key]
+
+
+def _find(fdef: cst.FunctionDef) -> Optional[int]:
+    params = [p.name.value for p in fdef.params.params]
+    for node in subtree(fdef.body):
+        if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Name) \
+                or node.iter.value not in params:
+            continue
+        t = node.target
+        if not isinstance(t, (cst.Tuple, cst.List)) or len(t.elements) != 2 or not all(
+                isinstance(el.value, cst.Name) for el in t.elements):
+            continue
+        pattern, spec = (el.value.value for el in t.elements)  # type: ignore[attr-defined]
+        if _matches_and_returns(node.body, pattern, spec):
+            return params.index(node.iter.value)
+    return None
+
+
+def _matches_and_returns(body: cst.CSTNode, pattern: str, spec: str) -> bool:
+    matched = returned = False
+    for n in subtree(body):
+        if isinstance(n, cst.Call) and dotted(n.func) in _MATCHERS and n.args \
+                and isinstance(n.args[0].value, cst.Name) and n.args[0].value.value == pattern:
+            matched = True
+        elif isinstance(n, cst.Return) and isinstance(n.value, cst.Name) \
+                and n.value.value == spec:
+            returned = True
+    return matched and returned
+
+
+def rule_tree(table: Value) -> Value:
+    """The tree a rule-matching helper makes from ``table``: unknown unless the table is
+    a sequence of (pattern string, spec) pairs."""
+    if not isinstance(table, TupleVal) or not table.items:
+        return UNKNOWN
+    rules = []
+    for pair in table.items:
+        if not isinstance(pair, TupleVal) or len(pair.items) != 2:
+            return UNKNOWN
+        pattern, spec = pair.items
+        if not isinstance(pattern, Const) or not isinstance(pattern.value, str):
+            return UNKNOWN
+        rules.append((pattern.value, spec))
+    return RuleTreeVal(tuple(rules))
