@@ -567,3 +567,26 @@ def test_a_rule_table_that_is_not_literal_pairs_stays_unknown(tmp_path):
     from shardcheck.analyzer.config import Config
     (site,) = sharding_sites(src.read_text(), str(src), Config(assume_defaults=True))
     assert site.spec is None and site.path == ""
+
+
+def test_an_imported_match_partition_rules_is_read_by_name(tmp_path):
+    """A library's copy of the idiom is not in view: its name and a literal table are
+    enough; anything else it is given stays unknown."""
+    from shardcheck.analyzer.config import Config
+    src = tmp_path / "train.py"
+    src.write_text(textwrap.dedent("""
+        import jax
+        from jax.sharding import PartitionSpec as P
+        from somelib.sharding import match_partition_rules
+        RULES = ((".*/kernel", P("fsdp", "tp")), (".*", P()))
+        def init(key):
+            return {}
+        mesh = jax.make_mesh((2, 4), ("fsdp", "tp"))
+        with jax.set_mesh(mesh):
+            a = jax.jit(init, out_shardings=match_partition_rules(RULES, {}))(None)
+            b = jax.jit(init, out_shardings=match_partition_rules(load(), {}))(None)
+        """))
+    sites = sharding_sites(src.read_text(), str(src), Config(assume_defaults=True))
+    assert [(s.row, s.path, s.spec) for s in sites] == [
+        (10, "[matching '.*/kernel']", "P('fsdp', 'tp')"), (10, "[matching '.*']", "P()"),
+        (11, "", None)]

@@ -17,7 +17,7 @@ from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, Instan
                       LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal, Value,
                       join)
 from .base import InterpreterBase
-from .rule_trees import rule_tree, rules_parameter
+from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import CLASS_KEY, CONFIG_DICTS, construct, python_config_instance
 from .state import Arg, CallArgs, Env, GradVal
 
@@ -78,6 +78,10 @@ class CallsMixin(InterpreterBase):
             if wrapped is not None:
                 return wrapped
         if isinstance(callee, QualName):
+            if self.assume_defaults and callee.name.rsplit(".", 1)[-1] in RULE_MATCHERS:
+                table = CallArgs(args).get(0, "rules")  # a library's copy of the idiom
+                if isinstance(table, TupleVal):
+                    return rule_tree(table)
             return self.call_api(self.profile.canonical(callee.name), e, args, env, ctx)
         call = CallArgs(args)
         pos = tuple(call.pos) + ((SPREAD,) if call.starred else ())

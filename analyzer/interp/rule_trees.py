@@ -11,12 +11,15 @@ the spec of the first pattern matching its path::
                     return ps
         return named_tree_map(get_partition_spec, params, sep='/')
 
-A helper is recognised by that shape, whatever its name: a loop ``for PATTERN, SPEC in
+A helper defined in the checked code is recognised by that shape, whatever its name: a loop ``for PATTERN, SPEC in
 RULES`` over one of its parameters whose body calls ``re.search``/``re.match``/
 ``re.fullmatch`` with ``PATTERN`` first and returns ``SPEC``. Its result is a
 ``RuleTreeVal`` holding the table; ``jit(..., out_shardings=tree)`` is then one site per
 rule (the leaves it matches are not known, the spec each rule gives is), and so is an
 attribute of the tree (``tree.params``: the same rules).
+A library's copy of the helper, imported and so not in view (fjformer's and eformer's
+``match_partition_rules``), is recognised by the name ``match_partition_rules`` with the
+table as its first argument (or ``rules=``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..syntax import dotted, subtree
 from ..values import UNKNOWN, Const, RuleTreeVal, TupleVal, Value
 
 _MATCHERS = ("re.search", "re.match", "re.fullmatch")
+RULE_MATCHERS = ("match_partition_rules",)  # an imported helper's name
 _seen: Dict[int, Optional[int]] = {}  # id(FunctionDef) -> its rules parameter's index
 
 
