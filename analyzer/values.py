@@ -7,7 +7,7 @@ unknown, and an unknown never leads to an error-level finding.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
@@ -310,6 +310,22 @@ class RuleTreeVal(Value):
     there are is not known; what each rule gives is."""
 
     rules: Tuple[Tuple[str, Value], ...]  # (pattern, spec or sharding), in order
+
+
+def str_keyed_pairs(v: Value) -> Optional[List[Tuple[str, Value]]]:
+    """A table written as constants: a tuple or list of (string, value) pairs (a Flax
+    logical rule table, a regex partition-rule table); None for anything else."""
+    if not isinstance(v, TupleVal):
+        return None
+    out = []
+    for pair in v.items:
+        if not isinstance(pair, TupleVal) or len(pair.items) != 2:
+            return None
+        key, value = pair.items
+        if not isinstance(key, Const) or not isinstance(key.value, str):
+            return None
+        out.append((key.value, value))
+    return out
 
 
 def int_tuple(v: Value) -> Optional[Tuple[Optional[int], ...]]:

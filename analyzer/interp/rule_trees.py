@@ -29,7 +29,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from ..syntax import dotted, subtree
-from ..values import UNKNOWN, Const, RuleTreeVal, TupleVal, Value
+from ..values import UNKNOWN, RuleTreeVal, Value, str_keyed_pairs
 
 _MATCHERS = ("re.search", "re.match", "re.fullmatch")
 RULE_MATCHERS = ("match_partition_rules",)  # an imported helper's name
@@ -75,14 +75,5 @@ def _matches_and_returns(body: cst.CSTNode, pattern: str, spec: str) -> bool:
 def rule_tree(table: Value) -> Value:
     """The tree a rule-matching helper makes from ``table``: unknown unless the table is
     a sequence of (pattern string, spec) pairs."""
-    if not isinstance(table, TupleVal) or not table.items:
-        return UNKNOWN
-    rules = []
-    for pair in table.items:
-        if not isinstance(pair, TupleVal) or len(pair.items) != 2:
-            return UNKNOWN
-        pattern, spec = pair.items
-        if not isinstance(pattern, Const) or not isinstance(pattern.value, str):
-            return UNKNOWN
-        rules.append((pattern.value, spec))
-    return RuleTreeVal(tuple(rules))
+    rules = str_keyed_pairs(table)
+    return RuleTreeVal(tuple(rules)) if rules else UNKNOWN

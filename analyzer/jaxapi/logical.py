@@ -20,7 +20,7 @@ from .. import logical_axes as la
 from ..events import MeshCtx, SpecUse
 from ..facts import Fact
 from ..values import (UNKNOWN, ArrayVal, Const, LogicalInit, MeshVal, QualName, ShardingVal,
-                      SpecVal, TupleVal, Value, int_tuple)
+                      SpecVal, TupleVal, Value, int_tuple, str_keyed_pairs)
 from .registry import ApiCall, hook, models
 
 if TYPE_CHECKING:
@@ -75,19 +75,15 @@ class LogicalNamesRepeated(Fact):
 
 def rules_of(v: Value) -> Optional[la.Rules]:
     """A rule table written as constants: pairs of (name, None | axis | axes)."""
-    if not isinstance(v, TupleVal):
+    pairs = str_keyed_pairs(v)
+    if pairs is None:
         return None
     out = []
-    for pair in v.items:
-        if not isinstance(pair, TupleVal) or len(pair.items) != 2:
-            return None
-        name, axes = pair.items
-        if not isinstance(name, Const) or not isinstance(name.value, str):
-            return None
+    for name, axes in pairs:
         mesh_axes = _mesh_axes_of(axes)
         if mesh_axes is _BAD:
             return None
-        out.append((name.value, mesh_axes))
+        out.append((name, mesh_axes))
     return tuple(out)
 
 
