@@ -567,9 +567,15 @@ def analyze(module: cst.Module, module_name: str, config: Config,
                      scale_mesh=config.scale_mesh_value(), profile=profile_for(config.jax_version))
     it.logical_config = config.logical  # read by jaxapi/logical.py
     it.assume_defaults = config.assume_defaults  # shardcheck specs (interp/objects.py)
-    it.path = path
-    if config.assume_defaults and path is not None:
-        it.logical_config = _with_python_config_rules(config, path, project)
+    if config.assume_defaults and path is not None:  # shardcheck specs (analyzer/pyconfig.py)
+        from .pyconfig import find_for
+        found = find_for(path, config.root)
+        if found is not None:
+            if project is not None:
+                project.used.add(found)  # a cached result goes stale when the config changes
+            it.python_config = (found, os.path.relpath(found, config.root)
+                                if config.root else found)
+            it.logical_config = _with_python_config_rules(config, *it.python_config)
     if trace is not None:
         trace(it)
     return it.build()
@@ -592,29 +598,26 @@ def _model(source: bytes | str, path: str, config: Config, project: Optional[Pro
     return analyze(module, name, config, project, path=path if name else None)
 
 
-def _with_python_config_rules(config: Config, path: str, project: Optional[Project]):
-    """``shardcheck specs``: where the project declares and discovers no logical axis
-    rules, those its script directory's Python config sets (``analyzer/pyconfig.py``)."""
+def _with_python_config_rules(config: Config, found: str, shown: str):
+    """Where the project declares and discovers no logical axis rules, those the
+    script's Python config ``found`` sets to literals."""
     declared = config.logical
     if declared is not None and declared.rules is not None:
         return declared
     from .config import ConfigError
     from .logical_config import LogicalConfig, _axes, _rules
-    from .pyconfig import logical_rules_for
-    found = logical_rules_for(path, config.root)
-    if found is None:
+    from .pyconfig import literal_fields
+    fields = literal_fields(found)
+    if "logical_axis_rules" not in fields:
         return declared
-    cfg_path, rules_v, axes_v = found
-    source = os.path.relpath(cfg_path, config.root) if config.root else cfg_path
+    axes_v = fields.get("mesh_axes")
     try:
-        rules = _rules(rules_v, source)
-        axes = _axes(axes_v, source) if axes_v is not None else None
+        rules = _rules(fields["logical_axis_rules"], shown)
+        axes = _axes(axes_v, shown) if axes_v is not None else None
     except ConfigError:  # not a rule table: as if it set none
         return declared
-    if project is not None:
-        project.used.add(cfg_path)  # a cached result goes stale when the config changes
     wrappers = declared.wrappers if declared is not None else ()
-    return LogicalConfig(rules, axes, wrappers, source, discovered=True)
+    return LogicalConfig(rules, axes, wrappers, shown, discovered=True)
 
 
 def _deep_or_not_analysed(fn, *args):

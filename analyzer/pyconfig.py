@@ -104,15 +104,3 @@ def _read_literals(path: str) -> Dict[str, Any]:
                 except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                     out.pop(t.attr, None)
     return out
-
-
-def logical_rules_for(path: str, root: Optional[str]) -> Optional[Tuple[str, Any, Any]]:
-    """(config file, logical_axis_rules, mesh_axes or None) from the nearest Python config
-    whose ``get_config`` sets ``logical_axis_rules`` to a literal; None otherwise."""
-    cfg = find_for(path, root)
-    if cfg is None:
-        return None
-    fields = literal_fields(cfg)
-    if "logical_axis_rules" not in fields:
-        return None
-    return cfg, fields["logical_axis_rules"], fields.get("mesh_axes")

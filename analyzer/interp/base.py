@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 class InterpreterBase:
     module: cst.Module
     module_name: str
-    path: Optional[str]  # the module's file, where one is known (shardcheck specs reads
-    # the Python config beside it)
+    # shardcheck specs: the Python config of the module's script (its file, as shown)
+    python_config: Optional[Tuple[str, str]]
     project: Any  # analyzer.project.Project, or None for a lone file
     profile: "JaxProfile"
     config_meshes: Dict[Tuple[str, ...], MeshVal]

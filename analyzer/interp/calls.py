@@ -283,19 +283,9 @@ class CallsMixin(InterpreterBase):
     def _python_config(self) -> Optional[InstanceVal]:
         """The ml_collections config of this module's script directory, as its
         ``get_config()`` makes it (None when there is none)."""
-        if self.path is None:
+        if self.python_config is None:
             return None
-        from ..pyconfig import find_for
-        root = self.project.config.root if self.project is not None and \
-            self.project.config is not None else None
-        found = find_for(self.path, root)
-        if found is None:
-            return None
-        if self.project is not None:
-            self.project.used.add(found)
-        import os
-        shown = os.path.relpath(found, root) if root else os.path.basename(found)
-        return python_config_instance(found, shown)
+        return python_config_instance(*self.python_config)
 
 
 def _spreads_keywords(args: List[Arg]) -> bool:

@@ -73,7 +73,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.site_spec_uses: List[Any] = []
         self.helper_nodes: Dict[cst.CSTNode, frozenset] = {}  # calls._descendants' cache
         self.assume_defaults = False  # set by engine.analyze for shardcheck specs
-        self.path: Optional[str] = None  # set by engine.analyze where the file is known
+        self.python_config: Optional[Tuple[str, str]] = None  # set by engine.analyze
         self.assumed: List[str] = []
         self.helper_origins: Dict[cst.CSTNode, cst.CSTNode] = {}  # call -> line in the helper
         self.events = Events()

@@ -202,6 +202,9 @@ CONFIG_DICTS = ("ml_collections.ConfigDict", "ml_collections.FrozenConfigDict",
                 "ml_collections.config_dict.config_dict.FrozenConfigDict")
 
 
+_configs: dict = {}  # (path, shown, fields) -> its instance: one class for every read
+
+
 def python_config_instance(config_path: str, shown: str) -> Optional[InstanceVal]:
     """An ml_collections config as its script's ``get_config()`` makes it: the fields it
     sets to literals (``analyzer/pyconfig.py``), each read recorded as an assumption."""
@@ -209,6 +212,13 @@ def python_config_instance(config_path: str, shown: str) -> Optional[InstanceVal
     fields = literal_fields(config_path)
     if not fields:
         return None
+    key = (config_path, shown, id(fields))
+    if key not in _configs:
+        _configs[key] = _config_instance(fields, shown)
+    return _configs[key]
+
+
+def _config_instance(fields: dict, shown: str) -> InstanceVal:
     from .state import Env
     node = cst.ClassDef(name=cst.Name("ConfigDict"), body=cst.IndentedBlock(
         body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
