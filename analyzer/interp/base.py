@@ -49,6 +49,7 @@ class InterpreterBase:
     site_spec_uses: List[Any]  # and the specs it applies
     helper_origins: Dict[cst.CSTNode, cst.CSTNode]
     helper_nodes: Dict[cst.CSTNode, frozenset]
+    rule_params: Dict[cst.CSTNode, Optional[int]]  # rule_trees.rules_parameter's answers
     assume_defaults: bool  # shardcheck specs: config objects' fields read as their defaults
     assumed: List[str]  # the defaults read so far in the body being analyzed ("Cls.field")
     events: Events

@@ -91,7 +91,7 @@ class CallsMixin(InterpreterBase):
             get_hook("arguments")(self, callee, args, ctx)
             self.note_call(callee, ctx, pos, None if _spreads_keywords(args) else kws)
             if self.assume_defaults:  # shardcheck specs: a regex rule table applied to a tree
-                k = rules_parameter(callee.node)
+                k = rules_parameter(callee.node, self.rule_params)
                 if k is not None and k < len(pos):
                     return rule_tree(pos[k])
             return built_by_helper(self.sites_via(callee, e, pos, kws, ctx), e, callee.node)

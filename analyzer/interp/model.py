@@ -72,6 +72,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.site_facts: List[Any] = []
         self.site_spec_uses: List[Any] = []
         self.helper_nodes: Dict[cst.CSTNode, frozenset] = {}  # calls._descendants' cache
+        self.rule_params: Dict[cst.CSTNode, Optional[int]] = {}  # rule_trees.rules_parameter
         self.assume_defaults = False  # set by engine.analyze for shardcheck specs
         self.python_config: Optional[Tuple[str, str]] = None  # set by engine.analyze
         self.assumed: List[str] = []

@@ -202,7 +202,7 @@ CONFIG_DICTS = ("ml_collections.ConfigDict", "ml_collections.FrozenConfigDict",
                 "ml_collections.config_dict.config_dict.FrozenConfigDict")
 
 
-_configs: dict = {}  # (path, shown, fields) -> its instance: one class for every read
+_configs: dict = {}  # (path, shown) -> (its fields, its instance): one class for every read
 
 
 def python_config_instance(config_path: str, shown: str) -> Optional[InstanceVal]:
@@ -212,10 +212,10 @@ def python_config_instance(config_path: str, shown: str) -> Optional[InstanceVal
     fields = literal_fields(config_path)
     if not fields:
         return None
-    key = (config_path, shown, id(fields))
-    if key not in _configs:
-        _configs[key] = _config_instance(fields, shown)
-    return _configs[key]
+    got = _configs.get((config_path, shown))
+    if got is None or got[0] is not fields:  # first read, or the file changed
+        got = _configs[(config_path, shown)] = (fields, _config_instance(fields, shown))
+    return got[1]
 
 
 def _config_instance(fields: dict, shown: str) -> InstanceVal:

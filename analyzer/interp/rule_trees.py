@@ -33,15 +33,12 @@ from ..values import UNKNOWN, RuleTreeVal, Value, str_keyed_pairs
 
 _MATCHERS = ("re.search", "re.match", "re.fullmatch")
 RULE_MATCHERS = ("match_partition_rules",)  # an imported helper's name
-_seen: Dict[int, Optional[int]] = {}  # id(FunctionDef) -> its rules parameter's index
-
-
-def rules_parameter(fdef: cst.CSTNode) -> Optional[int]:
-    """The position of the rule-table parameter of a rule-matching helper, else None."""
-    key = id(fdef)
-    if key not in _seen:
-        _seen[key] = _find(fdef) if isinstance(fdef, cst.FunctionDef) else None
-    return _seen[key]
+def rules_parameter(fdef: cst.CSTNode, seen: Dict[cst.CSTNode, Optional[int]]) -> Optional[int]:
+    """The position of the rule-table parameter of a rule-matching helper, else None;
+    ``seen``: the analysis's answers so far, by function."""
+    if fdef not in seen:
+        seen[fdef] = _find(fdef) if isinstance(fdef, cst.FunctionDef) else None
+    return seen[fdef]
 
 
 def _find(fdef: cst.FunctionDef) -> Optional[int]:
