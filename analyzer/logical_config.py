@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
 from .config import ConfigError, _shown
 from .logical_axes import Rules, normalize_rules
+from .pyconfig import read as read_small
 
 KNOWN_KEYS = ("file", "rules-key", "mesh-axes-key", "rules", "mesh-axes", "wrappers",
               "discover")
@@ -91,7 +91,6 @@ def _discover_flag(table: Any) -> bool:
 
 _CONFIG_SUFFIXES = (".yml", ".yaml", ".json")
 _SKIP = {"__pycache__", "node_modules", "build", "dist", "site-packages", "venv", "env"}
-_MAX_BYTES = 1 << 20
 _MAX_FILES = 20000  # directory entries looked at, at most: discovery must stay cheap
 
 
@@ -100,16 +99,8 @@ def discover(root: str) -> Optional[LogicalConfig]:
     ``logical_axis_rules`` (see the module docs for the order); None when none does.
     A file that does not parse, or whose table is not a rule table, is passed over."""
     for rel in _candidates(root):
-        path = os.path.join(root, rel)
-        try:  # a regular file only: a FIFO named like a config would block the run
-            st = os.stat(path)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:
-                continue
-            with open(path, encoding="utf-8") as f:
-                text = f.read(_MAX_BYTES + 1)
-        except (OSError, UnicodeDecodeError, ValueError):
-            continue
-        if "logical_axis_rules" not in text or len(text) > _MAX_BYTES:
+        text = read_small(os.path.join(root, rel))  # never a FIFO named like a config
+        if text is None or "logical_axis_rules" not in text:
             continue
         try:
             if rel.endswith(".json"):

@@ -30,6 +30,11 @@ _found: Dict[str, Optional[str]] = {}  # directory -> its nearest config file
 _literals: Dict[Tuple[str, float], Dict[str, Any]] = {}  # (path, mtime) -> literal fields
 
 
+def owner(shown: str) -> str:
+    """How a site's ``assumes`` names the config (``configs/default.py:get_config()``)."""
+    return f"{shown}:get_config()"
+
+
 def find_for(path: str, root: Optional[str] = None) -> Optional[str]:
     """The Python config file that applies to the source file ``path`` (absolute), or None."""
     d = os.path.dirname(os.path.abspath(path))
@@ -56,7 +61,8 @@ def _in_dir(d: str) -> Optional[str]:
 
 
 def read(path: str) -> Optional[str]:
-    """The text of a regular file under 1 MiB (a FIFO named like a config never blocks)."""
+    """The text of a regular UTF-8 file of at most 1 MiB, else None: a FIFO named like a
+    config never blocks (also how ``logical_config`` reads the YAML it discovers)."""
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_BYTES:

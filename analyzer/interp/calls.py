@@ -89,7 +89,7 @@ class CallsMixin(InterpreterBase):
         if isinstance(callee, FuncVal):
             self.pass_functions(args, ctx)
             get_hook("arguments")(self, callee, args, ctx)
-            self.note_call(callee, ctx, pos, None if _spreads_keywords(args) else kws)
+            self.note_call(callee, ctx, pos, call.known_keywords())
             if self.assume_defaults:  # shardcheck specs: a regex rule table applied to a tree
                 k = rules_parameter(callee.node, self.rule_params)
                 if k is not None and k < len(pos):
@@ -100,7 +100,7 @@ class CallsMixin(InterpreterBase):
                 merged = [Arg(None, "", a, e) for a in callee.args] + list(args)
                 merged += [Arg(k, "", v, e) for k, v in callee.kwargs]
                 return self.call_api(self.profile.canonical(callee.func.name), e, merged, env, ctx)
-            self.note_call(callee, ctx, pos, None if _spreads_keywords(args) else kws)
+            self.note_call(callee, ctx, pos, call.known_keywords())
             inner = callee.func.func if isinstance(callee.func, JitVal) else callee.func
             if isinstance(inner, FuncVal):
                 kws2 = dict(callee.kwargs)
@@ -286,10 +286,6 @@ class CallsMixin(InterpreterBase):
         if self.python_config is None:
             return None
         return python_config_instance(*self.python_config)
-
-
-def _spreads_keywords(args: List[Arg]) -> bool:
-    return any(a.star == "**" for a in args)
 
 
 def _descendants(node: cst.CSTNode, cache: Dict[cst.CSTNode, frozenset]) -> frozenset:

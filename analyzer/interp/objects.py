@@ -222,7 +222,8 @@ def _config_instance(fields: dict, shown: str) -> InstanceVal:
     from .state import Env
     node = cst.ClassDef(name=cst.Name("ConfigDict"), body=cst.IndentedBlock(
         body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
-    cls = ClassVal(node, f"{shown}:get_config()", Env(), opaque=False)
+    from ..pyconfig import owner
+    cls = ClassVal(node, owner(shown), Env(), opaque=False)
     return InstanceVal(cls, tuple((k, _literal(v)) for k, v in fields.items()), assumed=True)
 
 

@@ -130,6 +130,10 @@ class CallArgs:
     def kw_values(self) -> Dict[str, Value]:
         return {k: a.value for k, a in self.kw.items()}
 
+    def known_keywords(self) -> Optional[Dict[str, Value]]:
+        """The keyword arguments, or None where a ``**kw`` may pass more."""
+        return None if any(a.star == "**" for a in self.args) else self.kw_values()
+
     @property
     def starred(self) -> bool:
         return any(a.star for a in self.args)

@@ -73,8 +73,7 @@ def call_jitted(it: "Interpreter", callee: Value, c: ApiCall) -> Value:
     if isinstance(func, JitVal) and not _given(func.option("in_shardings")) \
             and not _given(func.option("out_shardings")):
         func = func.func  # jax.jit(f, out_shardings=...) of a @jax.jit function: f's trace
-    it.note_call(func, body, pos, None if any(a.star == "**" for a in args.args)
-                 else args.kw_values())
+    it.note_call(func, body, pos, args.known_keywords())
     if isinstance(func, FuncVal):
         out = it.eval_return(func, pos, args.kw_values(), body)
         _check_out_shardings(it, callee, out, c.ctx, func)

@@ -144,7 +144,8 @@ def _context_rules(it: "Interpreter", ctx: MeshCtx) -> Optional[la.Rules]:
     if declared is not None and declared.rules is not None:
         if declared.source is not None and declared.source.endswith(".py"):
             # shardcheck specs: the defaults of the script's Python config (pyconfig.py)
-            it.assumed.append(f"{declared.source}:get_config().logical_axis_rules")
+            from ..pyconfig import owner
+            it.assumed.append(f"{owner(declared.source)}.logical_axis_rules")
         return declared.rules
     return ctx.logical_rules if isinstance(ctx.logical_rules, tuple) else None
 

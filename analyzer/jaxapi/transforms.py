@@ -64,7 +64,7 @@ def call_grad(it: "Interpreter", g: GradVal, c: ApiCall) -> Value:
     tuple (a tuple of gradients); with ``has_aux`` f returns ``(output, aux)``, and grad
     gives ``(grads, aux)``, value_and_grad ``((output, aux), grads)``."""
     pos, kws, ctx = tuple(c.args.pos), c.args.kw_values(), c.ctx.traced()
-    it.note_call(g.func, ctx, pos, None if any(a.star == "**" for a in c.args.args) else kws)
+    it.note_call(g.func, ctx, pos, c.args.known_keywords())
     argnums = 0 if g.argnums is None else _argnums(g.argnums.value)
     has_aux = g.has_aux.value if g.has_aux is not None else Const(False)
     aux = not (isinstance(has_aux, Const) and has_aux.value is False)
