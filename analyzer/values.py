@@ -304,12 +304,15 @@ class LogicalInit(Value):
 
 @dataclass(frozen=True, eq=False)
 class RuleTreeVal(Value):
-    """A tree of specs chosen per leaf by regex rules (``shardcheck specs``): each leaf
-    takes the spec of the first rule whose pattern matches its path, as EasyLM-style
-    ``match_partition_rules(rules, params)`` does (``interp/rule_trees.py``). Which leaves
-    there are is not known; what each rule gives is."""
+    """A tree of specs chosen per leaf by rules (``shardcheck specs``): each leaf takes
+    the spec of the first rule that matches it. The rules are regexes over its path, as
+    EasyLM-style ``match_partition_rules(rules, params)`` has them
+    (``interp/rule_trees.py``), or NNX filters, as ``nnx.StateSharding({filter: sharding})``
+    and ``nnx.prefix(module, {filter: sharding})`` have them (``jaxapi/filter_tables.py``).
+    Which leaves there are is not known; what each rule gives is."""
 
-    rules: Tuple[Tuple[str, Value], ...]  # (pattern, spec or sharding), in order
+    rules: Tuple[Tuple[str, Value], ...]  # (pattern or filter's source, spec or sharding)
+    filters: bool = False  # the rules' keys are NNX filters, written as in the source
 
 
 def str_keyed_pairs(v: Value) -> Optional[List[Tuple[str, Value]]]:

@@ -590,3 +590,62 @@ def test_an_imported_match_partition_rules_is_read_by_name(tmp_path):
     assert [(s.row, s.path, s.spec) for s in sites] == [
         (10, "[matching '.*/kernel']", "P('fsdp', 'tp')"), (10, "[matching '.*']", "P()"),
         (11, "", None)]
+
+
+def test_nnx_filter_tables_are_a_site_per_filter_in_the_order_flax_applies_them(jax8):
+    """``nnx.StateSharding({filter: sharding})`` (or a list of pairs) and
+    ``nnx.prefix(module, {filter: sharding})``: each filter is a leaf of the site, in the
+    table's order. Every variable flax places gets the sharding of the first filter (in
+    the map's order, evaluated by flax) that matches it."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "nnx_filters.py"
+    sites = [s for s in sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+             if s.kind.startswith("jit")]
+    by_function = {}
+    for s in sites:
+        by_function.setdefault(s.function, []).append(
+            (re.fullmatch(r"(?:\[0\])?\[matching (.*)\]", s.path).group(1), s.spec))
+    assert all(s.mesh == MESH for s in sites)
+    assert by_function == {
+        "place": [('nnx.All(nnx.PathContains("up"), nnx.PathContains("kernel"))', "P(None, 'model')"),
+                  ('nnx.PathContains("up")', "P('model')"),
+                  ('nnx.All(nnx.PathContains("down"), nnx.PathContains("kernel"))',
+                   "P('model', None)"),
+                  ("...", "P()")],
+        "place_pairs": [('nnx.PathContains("bias")', "P('data')"), ("nnx.Param", "P(None, 'data')")],
+        "build": [('nnx.PathContains("kernel")', "P('data', None)"), ("...", "P()")]}
+    program = path.read_text() + textwrap.dedent(f"""
+        from flax.nnx import filterlib
+        TABLES = {{"place": model, "place_pairs": pair_model, "build": built}}
+        RESULT = {{}}
+        for fn, rules in {by_function!r}.items():
+            for p, var in nnx.to_flat_state(nnx.state(TABLES[fn])):
+                first = next(spec for f, spec in rules
+                             if filterlib.to_predicate(eval(f))(p, var))
+                RESULT[fn + "/" + "/".join(map(str, p))] = [first, repr(var[...].sharding.spec)]
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert len(res["result"]) == 12
+    for leaf, (mapped, placed) in res["result"].items():
+        assert mapped == _as_written(placed), leaf
+
+
+def test_a_filter_table_that_is_not_written_inline_stays_unknown(tmp_path):
+    from shardcheck.analyzer.config import Config
+    src = tmp_path / "nnx_tables.py"
+    src.write_text(textwrap.dedent("""
+        import jax
+        from flax import nnx
+        from jax.sharding import PartitionSpec as P
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        a = nnx.StateSharding(load_table())
+        b = nnx.prefix(model, lambda path, x: P("data"))
+        c = nnx.prefix(model, [(nnx.Param, P("data"))])  # flax raises: not a mapping
+        @nnx.jit(in_shardings=(a, b, c))
+        def f(x, y, z):
+            pass
+        """))
+    sites = sharding_sites(src.read_text(), str(src), Config(assume_defaults=True))
+    assert [(s.path, s.spec) for s in sites] == [("[0]", None), ("[1]", None), ("[2]", None)]

@@ -6,6 +6,7 @@ from . import arrays as arrays  # noqa: F401  (registers its handlers)
 from . import collectives as collectives
 from . import constructors as constructors
 from . import control_flow as control_flow
+from . import filter_tables as filter_tables
 from . import jit as jit
 from . import logical as logical
 from . import mesh as mesh

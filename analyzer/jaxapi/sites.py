@@ -68,8 +68,8 @@ def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
         return
     if isinstance(value, RuleTreeVal):  # a leaf per rule: what each pattern's leaves get
         for pattern, v in value.rules:
-            record_site(it, node, kind, v, mesh, None, env, f"{path}[matching {pattern!r}]",
-                        logical)
+            key = pattern if value.filters else repr(pattern)
+            record_site(it, node, kind, v, mesh, None, env, f"{path}[matching {key}]", logical)
         return
     if isinstance(value, Const) and value.value is None:
         if arg is not None and not (isinstance(arg, cst.Name) and arg.value == "None"):
