@@ -649,3 +649,124 @@ def test_a_filter_table_that_is_not_written_inline_stays_unknown(tmp_path):
         """))
     sites = sharding_sites(src.read_text(), str(src), Config(assume_defaults=True))
     assert [(s.path, s.spec) for s in sites] == [("[0]", None), ("[1]", None), ("[2]", None)]
+
+
+def _without_trailing_none(spec: str) -> str:
+    """``P('x', None, None)`` as ``P('x')``: JAX reports a placed array's spec without
+    its trailing unsharded dims, which mean the same sharding."""
+    while spec.endswith(", None)"):
+        spec = spec[: -len(", None)")] + ")"
+    return "P()" if spec == "P(None)" else spec
+
+
+def test_rules_dataclass_read_through_getattr_resolves_as_jax_places(jax8):
+    """The jax-llm-examples idiom: ``field(default_factory=ShardingRules)``, and
+    ``jax.tree.map(lambda a: getattr(rules, a) if a is not None else None, logical)``.
+    Each site's spec is the one JAX gives the array when the functions run with the
+    configs' defaults."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "rules_dataclass.py"
+    sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+    mapped = {(s.function, s.kind): s.spec for s in sites}
+    assert mapped == {
+        ("attention_input", "with_sharding_constraint"): "P('x', ('y', 'z'), None, None)",
+        ("place_tokens", "device_put"): "P('x', None)",
+        ("embed_rows", "device_put"): "P('y', None)",
+        ("scale_heads", "shard_map in_specs"): "P('x', ('y', 'z'))",
+        ("scale_heads", "shard_map out_specs"): "P('x', ('y', 'z'))"}
+    assert all(s.assumes == ("Config.rules",) for s in sites), [s.assumes for s in sites]
+    program = path.read_text() + textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.sharding import AxisType
+        mesh = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Auto,) * 3)
+        cfg = Config()
+        with jax.set_mesh(mesh):
+            RESULT = {name: repr(out.sharding.spec) for name, out in {
+                "attention_input": jax.jit(lambda q: attention_input(q, cfg))(
+                    jnp.zeros((4, 8, 16, 2))),
+                "place_tokens": place_tokens(jnp.zeros((4, 16), jnp.int32), cfg),
+                "embed_rows": embed_rows(jnp.zeros((8, 16)), cfg),
+                "scale_heads": scale_heads(jnp.zeros((4, 8)), cfg)}.items()}
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert len(res["result"]) == 4
+    for (function, kind), spec in mapped.items():
+        if kind != "shard_map in_specs":
+            assert _without_trailing_none(spec) == \
+                _without_trailing_none(_as_written(res["result"][function])), function
+
+
+def test_tree_map_keeps_none_as_an_empty_subtree_and_honours_is_leaf(jax8):
+    """JAX never passes ``None`` to the mapped function (an empty subtree) unless
+    ``is_leaf`` makes it a leaf; the map resolves the first and leaves the second
+    unknown rather than guess what ``is_leaf`` selects."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    src = textwrap.dedent("""
+        import dataclasses
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import PartitionSpec as P
+
+        @dataclasses.dataclass
+        class Rules:
+            batch: str = "data"
+            embed: str = "model"
+
+        R = Rules()
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        jax.set_mesh(mesh)
+        x = jnp.zeros((8, 8))
+        a = jax.device_put(x, P(*jax.tree.map(lambda n: getattr(R, n), ("batch", None))))
+        b = jax.device_put(x, P(*jax.tree.map(lambda n: getattr(R, n), (None, ("embed",)))))
+        c = jax.device_put(x, P(*jax.tree.map(lambda n: None if n is None else getattr(R, n),
+                                              ("embed", None), is_leaf=lambda v: v is None)))
+        """)
+    sites = sharding_sites(src, "tree_map_none.py", Config(assume_defaults=True))
+    assert [(s.row, s.spec) for s in sites] == [
+        (16, "P('data', None)"), (17, "P(None, 'model')"), (18, None)]  # JAX's ('model',)
+    (res,) = run_snippets([src + "RESULT = [repr(v.sharding.spec) for v in (a, b, c)]\n"])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [
+        "P('data', None)", "P(None, 'model')", "P('model', None)"]
+
+
+def test_getattr_and_truth_tests_read_like_attributes_where_python_is_sure(tmp_path):
+    from shardcheck.analyzer.config import Config
+    src = textwrap.dedent("""
+        import dataclasses
+        import jax
+        from jax.sharding import PartitionSpec as P
+
+        @dataclasses.dataclass
+        class Shd:
+            act: tuple = P("data", None)
+
+        @dataclasses.dataclass
+        class Sized:
+            act: tuple = P("data", None)
+            def __len__(self):
+                return 0
+
+        def f(x, shd: Shd, sized: Sized, name: str):
+            a = jax.lax.with_sharding_constraint(x, getattr(shd, "act"))
+            b = jax.lax.with_sharding_constraint(x, shd.act if shd else P())
+            c = jax.lax.with_sharding_constraint(x, sized.act if sized else P("model"))
+            d = jax.lax.with_sharding_constraint(x, getattr(shd, name))
+            e = jax.lax.with_sharding_constraint(x, P("data") if not shd else P("model"))
+            return a, b, c, d, e
+
+        def shadowed(x, shd: Shd):
+            getattr = lambda o, n: P("model")
+            return jax.lax.with_sharding_constraint(x, getattr(shd, "act"))
+        """)
+    sites = sharding_sites(src, "truth.py", Config(assume_defaults=True))
+    assert [(s.row, s.spec) for s in sites] == [
+        (17, "P('data', None)"), (18, "P('data', None)"),
+        (19, None),  # __len__: its truth is not known
+        (20, None), (21, "P('model')"), (26, "P('model')")]
+    # `check` assumes no default and still checks both branches of a conditional
+    checked = sharding_sites(src, "truth.py")
+    assert all(s.spec is None for s in checked if s.row in (17, 18, 19, 21))

@@ -18,7 +18,9 @@ from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, Instan
                       join)
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
-from .objects import CLASS_KEY, CONFIG_DICTS, construct, python_config_instance
+from .objects import (CLASS_KEY, CONFIG_DICTS, FIELD_FUNCTIONS, construct, field_default,
+                      instance_attribute, python_config_instance)
+from .objects import lookup as class_lookup
 from .state import Arg, CallArgs, Env, GradVal
 
 _MAX_HELPER_DEPTH = 3
@@ -51,7 +53,27 @@ class CallsMixin(InterpreterBase):
             callee = UNKNOWN if isinstance(base, MeshVal) else self.attribute(func, env, ctx)
             return self.call_value(callee, e, args, env, ctx)
         callee = self.ev(func, env, ctx)
+        if callee is UNKNOWN and isinstance(func, cst.Name) and func.value == "getattr":
+            return self._getattr(self.eval_args(e, env, ctx), ctx)  # the builtin, not shadowed
         return self.call_value(callee, e, self.eval_args(e, env, ctx), env, ctx)
+
+    def _getattr(self, args: List[Arg], ctx: MeshCtx) -> Value:
+        """``getattr(obj, "name"[, default])`` with a constant name: ``obj.name`` of an
+        object or class of the source (``getattr(rules, axis)`` over a rule dataclass's
+        fields); anything else, or a value not known (which a default might stand for),
+        is unknown."""
+        call = CallArgs(args)
+        if call.starred or call.kw or len(call.pos) not in (2, 3):
+            return UNKNOWN
+        base, name = call.pos[0], call.pos[1]
+        if not (isinstance(name, Const) and isinstance(name.value, str)):
+            return UNKNOWN
+        if isinstance(base, InstanceVal):
+            return instance_attribute(self, base, name.value, ctx)
+        if isinstance(base, ClassVal):
+            found = class_lookup(base, name.value)
+            return UNKNOWN if found is None or isinstance(found, FuncVal) else found
+        return UNKNOWN
 
     def eval_args(self, e: cst.Call, env: Env, ctx: MeshCtx) -> List[Arg]:
         out = []
@@ -78,6 +100,8 @@ class CallsMixin(InterpreterBase):
             if wrapped is not None:
                 return wrapped
         if isinstance(callee, QualName):
+            if callee.name in FIELD_FUNCTIONS:  # a dataclass field's declared default
+                return field_default(self, CallArgs(args), ctx)
             if self.assume_defaults and callee.name.rsplit(".", 1)[-1] in RULE_MATCHERS:
                 table = CallArgs(args).get(0, "rules")  # a library's copy of the idiom
                 if isinstance(table, TupleVal):

@@ -180,6 +180,28 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
     return UNKNOWN
 
 
+# dataclass fields with a default (keyword-only: default=, default_factory=)
+FIELD_FUNCTIONS = ("dataclasses.field", "flax.struct.field", "chex.field")
+
+
+def field_default(it: Any, call: Any, ctx: Any) -> Value:
+    """``x: T = field(default=v)`` declares ``v``; ``field(default_factory=F)`` declares
+    what ``F()`` makes: an instance of a source class holding its own defaults
+    (``rules: ShardingRules = field(default_factory=ShardingRules)``), or a small
+    function's return value. Anything else (``list``, no default) is unknown."""
+    if "default" in call.kw:
+        return call.kw["default"].value
+    factory = call.kw.get("default_factory")
+    if factory is None:
+        return UNKNOWN
+    f = factory.value
+    if isinstance(f, ClassVal):
+        return construct(f, (), {})
+    if isinstance(f, FuncVal):
+        return it.eval_return(f, (), {}, ctx)
+    return UNKNOWN
+
+
 def construct(cls: ClassVal, pos: tuple, kws: dict) -> Value:
     """``Cls(...)``: an instance holding a dataclass's arguments by field."""
     if not cls.dataclass:

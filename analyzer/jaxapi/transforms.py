@@ -111,30 +111,42 @@ def _grad_like(v: Value) -> Value:
 def tree_map(it: "Interpreter", c: ApiCall) -> Value:
     if len(c.args.pos) >= 2:
         it.pass_functions(c.args.args, c.ctx, opaque=False)
-        mapped = _tree_map(it, c.args.pos[0], c.args.pos[1:], c.ctx, c)
+        is_leaf = c.args.kw.get("is_leaf")
+        plain = is_leaf is None or (isinstance(is_leaf.value, Const) and is_leaf.value.value is None)
+        mapped = _tree_map(it, c.args.pos[0], c.args.pos[1:], c.ctx, c, plain)
         if mapped is not None:
             return mapped
     return wrapper(it, c)
 
 
 def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx,
-              c: Optional[ApiCall] = None) -> Optional[Value]:
+              c: Optional[ApiCall] = None, plain: bool = False) -> Optional[Value]:
     """jax.tree.map over dicts/tuples of known structure: f on each leaf (arrays, and
-    the specs and shardings of a tree of shardings, which JAX treats as leaves)."""
+    the specs and shardings of a tree of shardings, which JAX treats as leaves). With
+    ``plain`` (no ``is_leaf=``), constants too: ``None`` is an empty subtree, kept as is
+    and never passed to f; a string or number is a leaf (a tuple of logical axis names
+    mapped to mesh axes: ``jax.tree.map(lambda a: getattr(rules, a), ("batch", None))``)."""
     if not isinstance(f, (FuncVal, PartialVal, JitVal)):
         return None
     first = trees[0]
+    if plain and isinstance(first, Const):
+        if first.value is None:
+            return first if all(isinstance(t, Const) and t.value is None for t in trees) \
+                else UNKNOWN  # JAX raises: the trees' structures differ
+        if isinstance(f, FuncVal) and all(isinstance(t, Const) for t in trees):
+            return it.eval_return(f, tuple(trees), {}, ctx)
+        return UNKNOWN
     if isinstance(first, DictVal):
         keys = [k for k, _ in first.items]
         if not all(isinstance(t, DictVal) and [k for k, _ in t.items] == keys for t in trees):
             return None
-        out = [(k, _tree_map(it, f, [t.get(k) for t in trees], ctx, c)) for k in keys]  # type: ignore[attr-defined]  # all DictVal
+        out = [(k, _tree_map(it, f, [t.get(k) for t in trees], ctx, c, plain)) for k in keys]  # type: ignore[attr-defined]  # all DictVal
         return DictVal(tuple((k, v if v is not None else UNKNOWN) for k, v in out))
     if isinstance(first, TupleVal):
         n = len(first.items)
         if not all(isinstance(t, TupleVal) and len(t.items) == n for t in trees):
             return None
-        res = [_tree_map(it, f, [t.items[i] for t in trees], ctx, c) for i in range(n)]  # type: ignore[attr-defined]  # all TupleVal
+        res = [_tree_map(it, f, [t.items[i] for t in trees], ctx, c, plain) for i in range(n)]  # type: ignore[attr-defined]  # all TupleVal
         return TupleVal(tuple(v if v is not None else UNKNOWN for v in res), first.is_list)
     if isinstance(f, FuncVal) and isinstance(first, ArrayVal) \
             and not any(isinstance(t, (DictVal, TupleVal)) for t in trees):
