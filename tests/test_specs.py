@@ -108,7 +108,7 @@ def _as_written(jax_repr: str) -> str:
     return re.sub(r",\)$", ")", jax_repr.replace("PartitionSpec(", "P(", 1))
 
 
-@pytest.mark.parametrize("program", ["tree_shardings.py", "constraints.py"])
+@pytest.mark.parametrize("program", ["tree_shardings.py", "constraints.py", "spec_arithmetic.py"])
 def test_placements_agree_with_jax(program, jax8):
     from jax_snippets import run_snippets
     path = PROGRAMS / program
@@ -770,3 +770,16 @@ def test_getattr_and_truth_tests_read_like_attributes_where_python_is_sure(tmp_p
     # `check` assumes no default and still checks both branches of a conditional
     checked = sharding_sites(src, "truth.py")
     assert all(s.spec is None for s in checked if s.row in (17, 18, 19, 21))
+
+
+def test_an_axis_typo_in_spec_arithmetic_is_reported_where_jax_raises(tmp_path, jax8):
+    """``check`` reads ``P(...) + (...)`` as JAX builds it: a name the mesh lacks in the
+    added part is SC101, and JAX raises on the same line."""
+    from jax_snippets import run_snippets
+    src = (PROGRAMS / "spec_arithmetic.py").read_text().replace(
+        'base + ("model",)', 'base + ("modle",)')
+    (tmp_path / "typo.py").write_text(src)
+    code, out, _ = run(["check", "--no-cache", "typo.py"], tmp_path)
+    assert code == 1 and "typo.py:13:" in out and "SC101" in out and "modle" in out, out
+    (res,) = run_snippets([src + "RESULT = 1\n"])
+    assert res["status"] != "ok" and "modle" in str(res), res

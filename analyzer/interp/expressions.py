@@ -225,6 +225,8 @@ class ExpressionsMixin(InterpreterBase):
 
     def subscript(self, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
         base = self.ev(e.value, env, ctx)
+        if isinstance(base, SpecVal):
+            base = spec_items(base)  # spec[0], spec[:-1]: its entries, as a tuple
         if isinstance(base, ArrayVal):
             return get_hook("index")(self, base, e, env, ctx)
         if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
@@ -255,9 +257,13 @@ class ExpressionsMixin(InterpreterBase):
               ctx: MeshCtx) -> Value:
         if isinstance(a, Const) and isinstance(b, Const):
             return _fold(op, a.value, b.value)
+        if isinstance(b, TupleVal) and op == "Multiply" and const_int(a) is not None:
+            a, b = b, a  # 3 * (spec,)
         n = const_int(b)
         if isinstance(a, TupleVal) and op == "Multiply" and n is not None and 0 <= n < _MAX_REPEAT:
             return TupleVal(a.items * n, a.is_list)
+        if op == "Add" and (isinstance(a, SpecVal) or isinstance(b, SpecVal)):
+            return _spec_concat(a, b, node)
         if isinstance(a, TupleVal) and isinstance(b, TupleVal) and op == "Add":
             return TupleVal(a.items + b.items, a.is_list)
         if isinstance(a, ArrayVal) or isinstance(b, ArrayVal):
@@ -353,3 +359,42 @@ def _plain_truth(cls: ClassVal) -> bool:
         if isinstance(s, cst.FunctionDef) and s.name.value in ("__bool__", "__len__"):
             return False
     return not cls.opaque and all(isinstance(b, ClassVal) and _plain_truth(b) for b in cls.bases)
+
+
+def _plain(spec: Value) -> bool:
+    return isinstance(spec, SpecVal) and spec.complete and not spec.unreduced \
+        and not spec.reduced
+
+
+def spec_items(spec: SpecVal) -> Value:
+    """A spec's entries as the tuple ``tuple(spec)`` gives (a name, a tuple of names or
+    None each); unknown when entries were spliced in or it has unreduced axes."""
+    if not _plain(spec):
+        return UNKNOWN
+    items: List[Value] = []
+    for e in spec.entries:
+        if e is None:
+            items.append(Const(None))
+        elif isinstance(e, tuple) and all(isinstance(a, str) for a in e):
+            items.append(Const(e[0]) if len(e) == 1 else TupleVal(tuple(Const(a) for a in e)))
+        else:
+            items.append(UNKNOWN)
+    return TupleVal(tuple(items))
+
+
+def _spec_concat(a: Value, b: Value, node: cst.CSTNode) -> Value:
+    """``P(...) + (...)``, ``(...) + P(...)``, ``P(...) + P(...)``: a spec of both's
+    entries (JAX 0.10-0.12's ``PartitionSpec.__add__``/``__radd__``; with unreduced or
+    reduced axes JAX raises, and the result is unknown here)."""
+    from ..jaxapi.specs import spec_entry  # lazy: jaxapi imports the interpreter's state
+    parts = []
+    for v in (a, b):
+        if isinstance(v, SpecVal):
+            if not _plain(v):
+                return UNKNOWN
+            parts.extend(v.entries)
+        elif isinstance(v, TupleVal) and not v.is_list:
+            parts.extend(spec_entry(x) for x in v.items)
+        else:
+            return UNKNOWN
+    return SpecVal(tuple(parts), node=node)
