@@ -14,9 +14,10 @@ from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
 from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
-                      LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal, Value,
-                      join)
+                      LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, SpecVal, TupleVal,
+                      Value, join)
 from .base import InterpreterBase
+from .expressions import spec_items
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import (CLASS_KEY, CONFIG_DICTS, FIELD_FUNCTIONS, construct, field_default,
                       instance_attribute, python_config_instance)
@@ -53,8 +54,11 @@ class CallsMixin(InterpreterBase):
             callee = UNKNOWN if isinstance(base, MeshVal) else self.attribute(func, env, ctx)
             return self.call_value(callee, e, args, env, ctx)
         callee = self.ev(func, env, ctx)
-        if callee is UNKNOWN and isinstance(func, cst.Name) and func.value == "getattr":
-            return self._getattr(self.eval_args(e, env, ctx), ctx)  # the builtin, not shadowed
+        if callee is UNKNOWN and isinstance(func, cst.Name) and func.value in _BUILTINS:
+            args = self.eval_args(e, env, ctx)  # the builtin, not shadowed
+            if func.value == "getattr":
+                return self._getattr(args, ctx)
+            return _sequence(func.value, CallArgs(args))
         return self.call_value(callee, e, self.eval_args(e, env, ctx), env, ctx)
 
     def _getattr(self, args: List[Arg], ctx: MeshCtx) -> Value:
@@ -310,6 +314,20 @@ class CallsMixin(InterpreterBase):
         if self.python_config is None:
             return None
         return python_config_instance(*self.python_config)
+
+
+_BUILTINS = ("getattr", "tuple", "list")
+
+
+def _sequence(kind: str, call: CallArgs) -> Value:
+    """``tuple(xs)``/``list(xs)`` of a sequence the source wrote out (or a spec: its
+    entries); anything else is unknown."""
+    if call.starred or call.kw or len(call.pos) != 1:
+        return UNKNOWN
+    v = call.pos[0]
+    if isinstance(v, SpecVal):
+        v = spec_items(v)
+    return TupleVal(v.items, kind == "list") if isinstance(v, TupleVal) else UNKNOWN
 
 
 def _descendants(node: cst.CSTNode, cache: Dict[cst.CSTNode, frozenset]) -> frozenset:

@@ -1,6 +1,6 @@
 """Specs built with arithmetic: a spec plus a tuple and a tuple plus a spec (JAX's
 ``PartitionSpec.__add__``/``__radd__``), a spec's entries by index and by slice, and a
-tuple of specs repeated and extended."""
+tuple of specs repeated and extended, and `tuple`/`list` of a generator or a spec."""
 import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType
@@ -17,3 +17,5 @@ d = jax.device_put(x, P(base[0], "model"))
 specs = 2 * (P("data"),)
 specs += (P(None, "model"),)
 trio = jax.device_put((x, x, x), specs)
+pair = jax.device_put((x, x), tuple(P(n) for n in ("data", "model")))
+e = jax.device_put(x, P(*list(base), "model"))
