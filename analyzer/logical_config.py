@@ -19,6 +19,9 @@ under the project root (the directory of pyproject.toml, else the one checked) w
 level holds ``logical_axis_rules`` (MaxText-style configs), and ``mesh_axes`` beside it.
 Where several do, ``base``/``default``/``config`` files come first, then the shortest
 path; the file used is named in ``shardcheck specs``. ``discover = false`` turns it off.
+
+The file's top-level literal keys are kept too (``LogicalConfig.fields``): ``shardcheck
+specs`` reads them as the fields of the run's config object (``interp/objects.py``).
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ class LogicalConfig:
     wrappers: Tuple[Wrapper, ...] = ()
     source: Optional[str] = None  # the YAML/JSON file the rules came from
     discovered: bool = False  # the file was found by discovery, not named in the config
+    # that file's top-level keys set to literals (lists as tuples), read by
+    # ``shardcheck specs`` as the fields of the run's config object (interp/objects.py)
+    fields: Tuple[Tuple[str, Any], ...] = ()
 
     def wrapper(self, name: str) -> Optional[Wrapper]:
         """The wrapper declared for a called function's qualified name (or its last part)."""
@@ -64,7 +70,8 @@ class LogicalConfig:
         return None
 
     def fingerprint(self) -> list:
-        return [self.rules, self.mesh_axes, [(w.name, w.array, w.names) for w in self.wrappers]]
+        return [self.rules, self.mesh_axes, [(w.name, w.array, w.names) for w in self.wrappers],
+                self.fields]
 
 
 def parse_or_discover(table: object, root: str) -> Optional[LogicalConfig]:
@@ -79,7 +86,7 @@ def parse_or_discover(table: object, root: str) -> Optional[LogicalConfig]:
     if declared is None:
         return found
     return LogicalConfig(found.rules, declared.mesh_axes or found.mesh_axes, declared.wrappers,
-                         found.source, discovered=True)
+                         found.source, discovered=True, fields=found.fields)
 
 
 def _discover_flag(table: Any) -> bool:
@@ -115,8 +122,39 @@ def discover(root: str) -> Optional[LogicalConfig]:
             axes = _axes(axes_v, rel) if axes_v is not None else None
         except Exception:  # yaml.YAMLError, JSONDecodeError, ConfigError: not a rule file
             continue
-        return LogicalConfig(rules, axes, (), rel, discovered=True)
+        return LogicalConfig(rules, axes, (), rel, discovered=True, fields=literal_fields(data))
     return None
+
+
+_MAX_FIELD_ITEMS = 1000  # a larger literal (a vocabulary, a table of numbers) is left out
+
+
+def literal_fields(data: Any) -> Tuple[Tuple[str, Any], ...]:
+    """The top-level keys of a parsed config file whose values are literals: strings,
+    numbers, booleans, None and (nested) lists of them, lists as tuples."""
+    if not isinstance(data, dict):
+        return ()
+    out = []
+    for k, v in data.items():
+        frozen = _frozen(v, [0])
+        if isinstance(k, str) and frozen is not _NOT_LITERAL:
+            out.append((k, frozen))
+    return tuple(out)
+
+
+_NOT_LITERAL = object()
+
+
+def _frozen(v: Any, count: list) -> Any:
+    count[0] += 1
+    if count[0] > _MAX_FIELD_ITEMS:
+        return _NOT_LITERAL
+    if isinstance(v, (str, int, float, bool, type(None))):
+        return v
+    if isinstance(v, list):
+        items = tuple(_frozen(x, count) for x in v)
+        return _NOT_LITERAL if any(x is _NOT_LITERAL for x in items) else items
+    return _NOT_LITERAL
 
 
 def _candidates(root: str) -> list:
@@ -150,6 +188,7 @@ def parse(table: object, root: str) -> LogicalConfig:
     rules_v: Any = table.get("rules")
     axes_v: Any = table.get("mesh-axes")
     source = None
+    data: Any = None
     if "file" in table:
         if "rules" in table:
             raise ConfigError(f"{WHERE} takes rules from `file` or inline `rules`, not both")
@@ -161,7 +200,8 @@ def parse(table: object, root: str) -> LogicalConfig:
             axes_v = _dig(data, axes_key, source, required="mesh-axes-key" in table)
     rules = _rules(rules_v, source) if rules_v is not None else None
     axes = _axes(axes_v, source) if axes_v is not None else None
-    return LogicalConfig(rules, axes, _wrappers(table.get("wrappers", {})), source)
+    return LogicalConfig(rules, axes, _wrappers(table.get("wrappers", {})), source,
+                         fields=literal_fields(data) if source is not None else ())
 
 
 def _key(table: Dict[str, Any], key: str, default: str) -> str:

@@ -117,7 +117,7 @@ def _assumes(read: Tuple[str, ...]) -> str:
             continue
         shown = ([f"{len(fields) - 3} more"] if len(fields) > 3 else []) + fields[-3:]
         parts.append(f"{owner}.{{{', '.join(shown)}}}")
-    return ", ".join(parts)
+    return ", ".join(parts)  # a YAML config's: configs/base.yml:config.{mesh_axes, ...}
 
 
 def _logical(names: Tuple[Any, ...]) -> str:

@@ -783,3 +783,82 @@ def test_an_axis_typo_in_spec_arithmetic_is_reported_where_jax_raises(tmp_path, 
     assert code == 1 and "typo.py:13:" in out and "SC101" in out and "modle" in out, out
     (res,) = run_snippets([src + "RESULT = 1\n"])
     assert res["status"] != "ok" and "modle" in str(res), res
+
+
+def test_a_yaml_run_config_is_read_as_the_config_object_maxtext_style(jax8):
+    """A parameter called ``config`` (or ``cfg``), and ``self.config`` stored from one,
+    is the run's config as the project's YAML config file (the one its logical rules come
+    from) makes it; the map says which keys it read. JAX, run with a config loaded from
+    that file, places exactly so."""
+    from jax_snippets import run_snippets
+    where = PROGRAMS / "yaml_script"
+    code, out, _ = run(["specs", "--format", "json", str(where)], ROOT)
+    assert code == 0
+    sites = json.loads(out)["sites"]
+    got = {(s["location"]["row"], s["kind"]): (s["spec"], s["mesh"]) for s in sites}
+    assert got == {(14, "NamedSharding"): ("P(('data', 'model'))", MESH),
+                   (15, "device_put"): ("P(('data', 'model'))", MESH),
+                   (24, "device_put"): ("P('model', None)", MESH),
+                   (24, "NamedSharding"): ("P('model', None)", MESH)}
+    owner = "tests/specs/yaml_script/configs/base.yml:config"
+    assert {tuple(s["assumes"]) for s in sites} == {
+        tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "data_sharding")),
+        tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "embed_sharding"))}
+    program = textwrap.dedent(f"""
+        import sys, types, yaml
+        import jax.numpy as jnp
+        sys.path.insert(0, {str(where)!r})
+        import yaml_train
+        with open({str(where / "configs" / "base.yml")!r}) as f:
+            config = types.SimpleNamespace(**yaml.safe_load(f))
+        RESULT = [repr(yaml_train.shard_batch(config, jnp.zeros((8, 4))).sharding.spec),
+                  repr(yaml_train.Trainer(config).place_embedding(
+                      jnp.zeros((16, 4))).sharding.spec)]
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [
+        got[(15, "device_put")][0], got[(24, "device_put")][0]]
+
+
+def test_a_config_parameter_is_read_from_yaml_only_in_the_map(tmp_path):
+    """``check`` assumes nothing of a ``config`` parameter; in the map, a key the file
+    lacks (or holds a mapping) stays unknown, and a ``config`` stored in ``__init__`` from
+    a parameter annotated with a source class is that class's instance, not the YAML."""
+    from shardcheck.analyzer.config import Config
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "base.yml").write_text(
+        "logical_axis_rules: [['batch', 'data']]\nact: ['data']\nnested: {a: 1}\n")
+    src = tmp_path / "t.py"
+    src.write_text(textwrap.dedent("""
+        import dataclasses
+        import jax
+        from jax.sharding import PartitionSpec as P
+
+        @dataclasses.dataclass
+        class ModelConfig:
+            act: tuple = ("model",)
+
+        def f(x, config):
+            a = jax.lax.with_sharding_constraint(x, P(*config.act))
+            b = jax.lax.with_sharding_constraint(x, P(*config.missing))
+            c = jax.lax.with_sharding_constraint(x, P(*config.nested))
+            return a, b, c
+
+        class Model:
+            def __init__(self, config: ModelConfig):
+                self.config = config
+
+            def __call__(self, x):
+                return jax.lax.with_sharding_constraint(x, P(*self.config.act))
+        """))
+    from shardcheck.analyzer.logical_config import discover
+    found = discover(str(tmp_path))
+    assert found is not None and dict(found.fields) == {
+        "logical_axis_rules": (("batch", "data"),), "act": ("data",)}  # no mapping
+    specs = sharding_sites(src.read_text(), str(src),
+                           Config(root=str(tmp_path), logical=found, assume_defaults=True))
+    assert [(s.row, s.spec) for s in specs] == [
+        (11, "P('data')"), (12, None), (13, None), (21, "P('model')")]
+    checked = sharding_sites(src.read_text(), str(src), Config(root=str(tmp_path), logical=found))
+    assert [(s.row, s.spec) for s in checked] == [(11, None), (12, None), (13, None), (21, None)]

@@ -19,8 +19,9 @@ from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, Instan
 from .base import InterpreterBase
 from .expressions import spec_items
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
-from .objects import (CLASS_KEY, CONFIG_DICTS, FIELD_FUNCTIONS, construct, field_default,
-                      instance_attribute, python_config_instance)
+from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, construct,
+                      field_default, instance_attribute, python_config_instance,
+                      yaml_config_instance)
 from .objects import lookup as class_lookup
 from .state import Arg, CallArgs, Env, GradVal
 
@@ -306,6 +307,8 @@ class CallsMixin(InterpreterBase):
                     return InstanceVal(cls, assumed=True)
                 if isinstance(cls, QualName) and cls.name in CONFIG_DICTS:
                     return self._python_config() or UNKNOWN
+        if p.name.value in CONFIG_NAMES:  # `def train(config, ...)`: the run's YAML config
+            return yaml_config_instance(self.logical_config) or UNKNOWN
         return UNKNOWN
 
     def _python_config(self) -> Optional[InstanceVal]:

@@ -152,8 +152,10 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
             if inst.assumed:  # a Python config's get_config() set it
                 it.assumed.append(f"{cls.name}.{attr}")
             return v
-    if cls.opaque or attr in cls.set_elsewhere:
+    if cls.opaque:
         return UNKNOWN
+    if attr in cls.set_elsewhere:
+        return _stored_parameter(it, cls, attr, ctx)
     method = _method(cls, attr)
     if method is not None:
         fdef, owner = method
@@ -202,6 +204,42 @@ def field_default(it: Any, call: Any, ctx: Any) -> Value:
     return UNKNOWN
 
 
+def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
+    """``self.config`` that ``__init__`` stores from its parameter of the same name
+    (``self.config = config``), read with no caller in view: an instance of the class
+    the parameter is annotated with, assumed; for a config parameter not annotated with
+    a source class (none, ``Any``), the run's YAML config where the project has one.
+    Else unknown (a method may set the attribute to anything)."""
+    init = _method(cls, "__init__")
+    if init is None:
+        return UNKNOWN
+    fdef, owner = init
+    for p in fdef.params.params + fdef.params.kwonly_params:
+        if p.name.value != attr or not _stores(fdef, attr):
+            continue
+        ann = p.annotation.annotation if p.annotation is not None else None
+        target = it.ev(ann, owner.env, ctx) if ann is not None else UNKNOWN
+        if isinstance(target, ClassVal):
+            return InstanceVal(target, assumed=True)
+        if attr in CONFIG_NAMES:
+            return yaml_config_instance(it.logical_config) or UNKNOWN
+    return UNKNOWN
+
+
+def _stores(fdef: cst.FunctionDef, name: str) -> bool:
+    """``self.<name> = <name>`` is a statement of ``fdef``'s body."""
+    me = fdef.params.params[0].name.value if fdef.params.params else None
+    for s in fdef.body.body:
+        if not isinstance(s, cst.SimpleStatementLine):
+            continue
+        for small in s.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and dotted(small.targets[0].target) == f"{me}.{name}" \
+                    and isinstance(small.value, cst.Name) and small.value.value == name:
+                return True
+    return False
+
+
 def construct(cls: ClassVal, pos: tuple, kws: dict) -> Value:
     """``Cls(...)``: an instance holding a dataclass's arguments by field."""
     if not cls.dataclass:
@@ -240,12 +278,36 @@ def python_config_instance(config_path: str, shown: str) -> Optional[InstanceVal
     return got[1]
 
 
+# Names under which code passes its run's config object around (``config.data_sharding``,
+# ``self.config.mesh_axes``, ``cfg.emb_dim``)
+CONFIG_NAMES = ("config", "cfg", "conf", "_config", "_cfg")
+
+
+def yaml_config_instance(logical: Any) -> Optional[InstanceVal]:
+    """The run's config object as the project's YAML config file makes it (MaxText-style:
+    ``P(*config.data_sharding)`` with ``data_sharding: [['data', 'fsdp']]`` in
+    ``configs/base.yml``): the file the logical axis rules come from, its top-level
+    literal keys as fields, each read recorded as an assumption. None without one."""
+    if logical is None or not logical.fields or logical.source is None:
+        return None
+    key = (logical.source, logical.fields)
+    got = _configs.get(key)
+    if got is None:
+        got = _configs[key] = (logical.fields, _instance(dict(logical.fields),
+                                                         f"{logical.source}:config"))
+    return got[1]
+
+
 def _config_instance(fields: dict, shown: str) -> InstanceVal:
+    from ..pyconfig import owner
+    return _instance(fields, owner(shown))
+
+
+def _instance(fields: dict, name: str) -> InstanceVal:
     from .state import Env
     node = cst.ClassDef(name=cst.Name("ConfigDict"), body=cst.IndentedBlock(
         body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
-    from ..pyconfig import owner
-    cls = ClassVal(node, owner(shown), Env(), opaque=False)
+    cls = ClassVal(node, name, Env(), opaque=False)
     return InstanceVal(cls, tuple((k, _literal(v)) for k, v in fields.items()), assumed=True)
 
 

@@ -1,0 +1,24 @@
+"""A MaxText-shaped script: the run's config object is made from configs/base.yml by a
+loader not in view, and passed around as ``config`` (``self.config`` in a class)."""
+import jax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+
+def create_mesh(config):
+    return jax.make_mesh(tuple(config.mesh_shape), tuple(config.mesh_axes))
+
+
+def shard_batch(config, batch):
+    mesh = create_mesh(config)
+    data_sharding = NamedSharding(mesh, P(*config.data_sharding))
+    return jax.device_put(batch, data_sharding)
+
+
+class Trainer:
+    def __init__(self, config):
+        self.config = config
+
+    def place_embedding(self, table):
+        mesh = create_mesh(self.config)
+        return jax.device_put(table, NamedSharding(mesh, P(*self.config.embed_sharding)))
