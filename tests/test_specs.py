@@ -785,22 +785,36 @@ def test_an_axis_typo_in_spec_arithmetic_is_reported_where_jax_raises(tmp_path, 
     assert res["status"] != "ok" and "modle" in str(res), res
 
 
-def test_a_yaml_run_config_is_read_as_the_config_object_maxtext_style(jax8):
+RUN_CONFIG_YAML = """\
+# A MaxText-shaped run config: the script's loader (not in view) makes its config object.
+mesh_axes: ['data', 'model']
+mesh_shape: [2, 4]
+data_sharding: [['data', 'model']]
+embed_sharding: ['model', null]
+logical_axis_rules: [['batch', 'data'], ['embed', 'model']]
+dataset: {name: 'c4', split: 'train'}
+"""
+
+
+def test_a_yaml_run_config_is_read_as_the_config_object_maxtext_style(tmp_path, jax8):
     """A parameter called ``config`` (or ``cfg``), and ``self.config`` stored from one,
     is the run's config as the project's YAML config file (the one its logical rules come
     from) makes it; the map says which keys it read. JAX, run with a config loaded from
     that file, places exactly so."""
     from jax_snippets import run_snippets
-    where = PROGRAMS / "yaml_script"
-    code, out, _ = run(["specs", "--format", "json", str(where)], ROOT)
-    assert code == 0
+    where = tmp_path / "yaml_script"  # not under the repository: its own discovery would find it
+    (where / "configs").mkdir(parents=True)
+    (where / "configs" / "base.yml").write_text(RUN_CONFIG_YAML)
+    (where / "yaml_train.py").write_text((PROGRAMS / "yaml_script" / "yaml_train.py").read_text())
+    code, out, _ = run(["specs", "--format", "json", "yaml_script"], tmp_path)
+    assert code == 0, out
     sites = json.loads(out)["sites"]
     got = {(s["location"]["row"], s["kind"]): (s["spec"], s["mesh"]) for s in sites}
     assert got == {(14, "NamedSharding"): ("P(('data', 'model'))", MESH),
                    (15, "device_put"): ("P(('data', 'model'))", MESH),
                    (24, "device_put"): ("P('model', None)", MESH),
                    (24, "NamedSharding"): ("P('model', None)", MESH)}
-    owner = "tests/specs/yaml_script/configs/base.yml:config"
+    owner = "configs/base.yml:config"  # relative to the root: the checked directory
     assert {tuple(s["assumes"]) for s in sites} == {
         tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "data_sharding")),
         tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "embed_sharding"))}

@@ -1,5 +1,5 @@
-"""A MaxText-shaped script: the run's config object is made from configs/base.yml by a
-loader not in view, and passed around as ``config`` (``self.config`` in a class)."""
+"""A MaxText-shaped script: the run's config object is made from configs/base.yml (the
+test writes it) by a loader not in view, passed around as ``config`` (``self.config``)."""
 import jax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
