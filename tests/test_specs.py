@@ -876,3 +876,30 @@ def test_a_config_parameter_is_read_from_yaml_only_in_the_map(tmp_path):
         (11, "P('data')"), (12, None), (13, None), (21, "P('model')")]
     checked = sharding_sites(src.read_text(), str(src), Config(root=str(tmp_path), logical=found))
     assert [(s.row, s.spec) for s in checked] == [(11, None), (12, None), (13, None), (21, None)]
+
+
+def test_placing_on_one_device_is_not_a_sharding_site(jax8):
+    """``device_put`` onto a device (named where it is assigned, or an element of a
+    device list) places no sharding over a mesh: JAX gives it a SingleDeviceSharding."""
+    from jax_snippets import run_snippets
+    src = textwrap.dedent("""
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import PartitionSpec as P
+
+        def f(x, mesh):
+            cpu = jax.local_devices(backend="cpu")[0]
+            cpus = jax.devices("cpu")
+            a = jax.device_put(x, cpu)
+            b = jax.device_put(x, cpus[1])
+            c = jax.device_put(x, jax.sharding.NamedSharding(mesh, P("data")))
+            return a, b, c
+        """)
+    sites = sharding_sites(src, "dev.py")
+    assert sorted((s.row, s.kind) for s in sites) == [(11, "NamedSharding"), (11, "device_put")]
+    (res,) = run_snippets([src + textwrap.dedent("""
+        out = f(jnp.zeros((8,)), jax.make_mesh((8,), ("data",)))
+        RESULT = [type(v.sharding).__name__ for v in out]
+        """)])
+    assert res["status"] == "ok", res
+    assert res["result"] == ["SingleDeviceSharding", "SingleDeviceSharding", "NamedSharding"]

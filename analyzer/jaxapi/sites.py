@@ -250,16 +250,28 @@ def _device_put(it: "Interpreter", c: ApiCall, out: Value) -> None:
     target = c.args.get(1, "device")
     if not c.args.given(1, "device") or (isinstance(target, Const) and target.value is None):
         return  # no placement named: the default device
-    if is_device(c.args.node(1, "device")):
+    if is_device(c.args.node(1, "device"), it.func_stack[-1].val.node if it.func_stack
+                 else it.module):
         return
     _arg(it, c, "device_put", 1, "device", _context_mesh(it, c.ctx))
 
 
-def is_device(node: Optional[cst.CSTNode]) -> bool:
-    """``jax.devices()[0]``, ``jax.local_devices()[i]``, ``SingleDeviceSharding(d)``: a
-    device, not a sharding over a mesh."""
-    code = _code(node) if node is not None else ""
-    return "devices()" in code or "SingleDeviceSharding" in code or code.startswith("device")
+def is_device(node: Optional[cst.CSTNode], scope: Optional[cst.CSTNode] = None) -> bool:
+    """``jax.devices()[0]``, ``jax.local_devices(backend="cpu")[i]``,
+    ``SingleDeviceSharding(d)``: a device, not a sharding over a mesh. With ``scope``
+    (the enclosing function or module), also a name (or a name's element: ``cpus[0]``)
+    whose last assignment there is one (``cpu = jax.local_devices(backend="cpu")[0]``)."""
+    if node is None:
+        return False
+    code = _code(node)
+    if "devices(" in code or "SingleDeviceSharding" in code or code.startswith("device"):
+        return True
+    base = node.value if isinstance(node, cst.Subscript) else node
+    if scope is None or not isinstance(base, cst.Name):
+        return False
+    finder = _LastAssignment(base.value)
+    scope.visit(finder)
+    return finder.value is not None and is_device(finder.value)
 
 
 @observes(api.NAMED_SHARDING)
