@@ -903,3 +903,33 @@ def test_placing_on_one_device_is_not_a_sharding_site(jax8):
         """)])
     assert res["status"] == "ok", res
     assert res["result"] == ["SingleDeviceSharding", "SingleDeviceSharding", "NamedSharding"]
+
+
+def test_parameter_defaults_are_read_where_no_caller_is_in_view(jax8):
+    """A parameter's declared default (not None), and ``self.x`` that ``__init__`` stores
+    from such a parameter, stand for it where no call is in view, said so; JAX, run
+    with those defaults, constrains exactly so."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "param_defaults.py"
+    sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+    got = {(s.row, s.kind, s.via): (s.spec, s.assumes) for s in sites}
+    assert got == {  # the helper's one caller passes what it assumed: so does the helper
+        (21, "with_sharding_constraint", None): (
+            "P('data', None, 'model')", ("Block.__init__.shd_config",)),
+        (34, "with_sharding_constraint", None): ("P(None, 'model')", ("constrain.spec",))}
+    checked = sharding_sites(path.read_text(), str(path))
+    assert [(s.row, s.spec) for s in checked] == [(21, None), (34, None)]
+    program = path.read_text() + textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.sharding import AxisType
+        mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+        with jax.set_mesh(mesh):
+            a = jax.jit(Block(16))(jnp.zeros((4, 8, 16)))
+            b = jax.jit(constrain)(jnp.zeros((8, 16)))
+        RESULT = [repr(a.sharding.spec), repr(b.sharding.spec)]
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [
+        got[(21, "with_sharding_constraint", None)][0], got[(34, "with_sharding_constraint", None)][0]]

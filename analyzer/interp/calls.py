@@ -269,6 +269,8 @@ class CallsMixin(InterpreterBase):
                 v = kwargs[p.name.value]
             elif p.default is not None and args is not None:
                 v = self.ev(p.default, env, ctx)
+            if self.assume_defaults and v is UNKNOWN and args is None:
+                v = self._assumed_default(node, p, env, ctx)
             if self.assume_defaults and v is UNKNOWN:
                 v = self._assumed_instance(node, i, p, env, ctx)
             if p.annotation is not None:
@@ -280,6 +282,8 @@ class CallsMixin(InterpreterBase):
                 v = kwargs[p.name.value]
             elif p.default is not None and args is not None:
                 v = self.ev(p.default, env, ctx)
+            elif self.assume_defaults and args is None:
+                v = self._assumed_default(node, p, env, ctx)
             env.vars[p.name.value] = v
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
@@ -288,6 +292,20 @@ class CallsMixin(InterpreterBase):
             rest = [a.value if isinstance(a, Arg) else a for a in args[len(positional):]]
             if not any(r is SPREAD for r in rest):  # f(*xs): its length is unknown
                 env.vars[params.star_arg.name.value] = TupleVal(tuple(rest))
+
+    def _assumed_default(self, node: cst.CSTNode, p: cst.Param, env: Env,
+                         ctx: MeshCtx) -> Value:
+        """``shardcheck specs``, with no call in view: a parameter's declared default other
+        than None (``spec=P("data")``, ``shd_config=ShardingConfig.default()``), recorded
+        as assumed (``f.spec``). None stays a caller's to replace (unknown here)."""
+        if p.default is None:
+            return UNKNOWN
+        v = self.ev(p.default, env.parent or env, ctx)
+        if v is UNKNOWN or (isinstance(v, Const) and v.value is None):
+            return UNKNOWN
+        name = node.name.value if isinstance(node, cst.FunctionDef) else "lambda"
+        self.assumed.append(f"{name}.{p.name.value}")
+        return v
 
     def _assumed_instance(self, node: cst.CSTNode, i: int, p: cst.Param, env: Env,
                           ctx: MeshCtx) -> Value:

@@ -173,6 +173,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         info.calls.setdefault(self.caller, []).append(ctx)
         info.call_args.setdefault(self.caller, []).append(args)
         info.call_kws.setdefault(self.caller, []).append(kwargs)
+        info.call_assumes.setdefault(self.caller, []).append(tuple(self.assumed))
         if info not in self.queue:
             self.queue.append(info)
 
@@ -185,12 +186,16 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         events = Events()
         saved = (self.cur, self.caller, self.returns, self.assumed)
         returns: List[Tuple[cst.CSTNode, Value]] = []
-        self.cur, self.caller, self.returns, self.assumed = events, fv.node, returns, []
+        # what its callers assumed is assumed in it too, where their arguments are bound
+        inherited = [a for by_caller in info.call_assumes.values() for call in by_caller
+                     for a in call] if info.analyzed_args is not None else []
+        self.cur, self.caller, self.returns, self.assumed = events, fv.node, returns, inherited
         # forget this function's earlier outgoing calls: they are recorded again below
         for other in self.funcs.values():
             other.calls.pop(fv.node, None)
             other.call_args.pop(fv.node, None)
             other.call_kws.pop(fv.node, None)
+            other.call_assumes.pop(fv.node, None)
         self.func_stack.append(info)
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)

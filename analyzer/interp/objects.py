@@ -13,7 +13,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 import libcst as cst
 
 from ..syntax import dotted
-from ..values import UNKNOWN, ClassVal, FuncVal, InstanceVal, PartialVal, Value
+from ..values import UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, PartialVal, Value
 
 _DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass", "struct.dataclass",
                          "flax.struct.dataclass", "chex.dataclass")
@@ -217,6 +217,10 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
     for p in fdef.params.params + fdef.params.kwonly_params:
         if p.name.value != attr or not _stores(fdef, attr):
             continue
+        default = it.ev(p.default, owner.env, ctx) if p.default is not None else UNKNOWN
+        if default is not UNKNOWN and not (isinstance(default, Const) and default.value is None):
+            it.assumed.append(f"{owner.name}.__init__.{attr}")  # its declared default
+            return default
         ann = p.annotation.annotation if p.annotation is not None else None
         target = it.ev(ann, owner.env, ctx) if ann is not None else UNKNOWN
         if isinstance(target, ClassVal):

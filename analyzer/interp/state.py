@@ -81,6 +81,9 @@ class FuncInfo:
     call_args: Dict[Any, List[tuple]] = field(default_factory=dict)
     # each call's keyword arguments, parallel to call_args (None: a ``**kw`` hides them)
     call_kws: Dict[Any, List[Optional[dict]]] = field(default_factory=dict)
+    # shardcheck specs: the defaults each caller had assumed when it called (its
+    # arguments may rest on them)
+    call_assumes: Dict[Any, List[Tuple[str, ...]]] = field(default_factory=dict)
     analyzed_ctx: Optional[MeshCtx] = None
     analyzed_args: Optional[tuple] = None  # the common arguments it was analysed with
     analyzed_kws: Optional[dict] = None

@@ -38,8 +38,12 @@ def partition_spec(it: "Interpreter", c: ApiCall) -> Value:
         if a.keyword is not None:
             continue
         if a.star:
-            if isinstance(a.value, TupleVal):
-                entries.extend(spec_entry(v) for v in a.value.items)
+            spliced = a.value
+            if isinstance(spliced, SpecVal):  # P(*spec): its entries
+                from ..interp.expressions import spec_items  # lazy: the interpreter imports this
+                spliced = spec_items(spliced)
+            if isinstance(spliced, TupleVal):
+                entries.extend(spec_entry(v) for v in spliced.items)
             else:
                 complete = False
             continue

@@ -1,0 +1,34 @@
+"""Parameters' declared defaults, read where no caller is in view (the tunix idiom: a
+module stores a sharding config its ``__init__`` defaults to a factory's result)."""
+import dataclasses
+
+import jax
+from jax.sharding import PartitionSpec as P
+
+
+@dataclasses.dataclass
+class ShardingConfig:
+    act_btd: tuple
+    ffw_df: tuple
+
+    @staticmethod
+    def get_default_sharding(is_sampling: bool = False):
+        fsdp = "data" if not is_sampling else None
+        return ShardingConfig(act_btd=P(fsdp, None, "model"), ffw_df=P(fsdp, "model"))
+
+
+def shard(x, s):
+    return jax.lax.with_sharding_constraint(x, P(*s))
+
+
+class Block:
+    def __init__(self, dim: int, shd_config: ShardingConfig = ShardingConfig.get_default_sharding()):
+        self.dim = dim
+        self.shd_config = shd_config
+
+    def __call__(self, x):
+        return shard(x, self.shd_config.act_btd)
+
+
+def constrain(x, spec=P(None, "model")):
+    return jax.lax.with_sharding_constraint(x, spec)
