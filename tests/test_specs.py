@@ -813,7 +813,10 @@ def test_a_yaml_run_config_is_read_as_the_config_object_maxtext_style(tmp_path, 
     assert got == {(14, "NamedSharding"): ("P(('data', 'model'))", MESH),
                    (15, "device_put"): ("P(('data', 'model'))", MESH),
                    (24, "device_put"): ("P('model', None)", MESH),
-                   (24, "NamedSharding"): ("P('model', None)", MESH)}
+                   (24, "NamedSharding"): ("P('model', None)", MESH),
+                   # annotated with the loader's dynamic class, called with its placeholder
+                   (42, "device_put"): ("P(('data', 'model'))", MESH),
+                   (42, "NamedSharding"): ("P(('data', 'model'))", MESH)}
     owner = "configs/base.yml:config"  # relative to the root: the checked directory
     assert {tuple(s["assumes"]) for s in sites} == {
         tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "data_sharding")),
@@ -825,14 +828,16 @@ def test_a_yaml_run_config_is_read_as_the_config_object_maxtext_style(tmp_path, 
         import yaml_train
         with open({str(where / "configs" / "base.yml")!r}) as f:
             config = types.SimpleNamespace(**yaml.safe_load(f))
+        yaml_train.CONFIG = yaml_train.HyperParameters(vars(config))  # as the loader does
         RESULT = [repr(yaml_train.shard_batch(config, jnp.zeros((8, 4))).sharding.spec),
                   repr(yaml_train.Trainer(config).place_embedding(
-                      jnp.zeros((16, 4))).sharding.spec)]
+                      jnp.zeros((16, 4))).sharding.spec),
+                  repr(yaml_train.main(jnp.zeros((8, 4))).sharding.spec)]
         """)
     (res,) = run_snippets([program])
     assert res["status"] == "ok", res
     assert [_as_written(r) for r in res["result"]] == [
-        got[(15, "device_put")][0], got[(24, "device_put")][0]]
+        got[(15, "device_put")][0], got[(24, "device_put")][0], got[(42, "device_put")][0]]
 
 
 def test_a_config_parameter_is_read_from_yaml_only_in_the_map(tmp_path):

@@ -271,7 +271,7 @@ class CallsMixin(InterpreterBase):
                 v = self.ev(p.default, env, ctx)
             if self.assume_defaults and v is UNKNOWN and args is None:
                 v = self._assumed_default(node, p, env, ctx)
-            if self.assume_defaults and v is UNKNOWN:
+            if self.assume_defaults and (v is UNKNOWN or _none_config(p, v)):
                 v = self._assumed_instance(node, i, p, env, ctx)
             if p.annotation is not None:
                 v = get_hook("parameter")(self, p.annotation.annotation, v, bindings, env, ctx)
@@ -321,7 +321,7 @@ class CallsMixin(InterpreterBase):
             ann = p.annotation.annotation
             if isinstance(ann, (cst.Name, cst.Attribute)):
                 cls = self.ev(ann, env, ctx)
-                if isinstance(cls, ClassVal):
+                if isinstance(cls, ClassVal) and not (cls.opaque and p.name.value in CONFIG_NAMES):
                     return InstanceVal(cls, assumed=True)
                 if isinstance(cls, QualName) and cls.name in CONFIG_DICTS:
                     return self._python_config() or UNKNOWN
@@ -335,6 +335,13 @@ class CallsMixin(InterpreterBase):
         if self.python_config is None:
             return None
         return python_config_instance(*self.python_config)
+
+
+def _none_config(p: cst.Param, v: Value) -> bool:
+    """A ``config`` parameter a call binds to None: a module's placeholder
+    (``run(pyconfig.config)``, where ``config = None`` until the loader runs), since a
+    config read by attribute is never None when the code runs."""
+    return p.name.value in CONFIG_NAMES and isinstance(v, Const) and v.value is None
 
 
 _BUILTINS = ("getattr", "tuple", "list")

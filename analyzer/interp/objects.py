@@ -206,9 +206,11 @@ def field_default(it: Any, call: Any, ctx: Any) -> Value:
 
 def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
     """``self.config`` that ``__init__`` stores from its parameter of the same name
-    (``self.config = config``), read with no caller in view: an instance of the class
-    the parameter is annotated with, assumed; for a config parameter not annotated with
-    a source class (none, ``Any``), the run's YAML config where the project has one.
+    (``self.config = config``), read with no caller in view: its declared default, else
+    an instance of the class the parameter is annotated with, assumed; for a config
+    parameter not annotated with a source class (none, ``Any``) or with one whose fields
+    are dynamic (it defines ``__getattr__``: a loader's ``HyperParameters``), the run's
+    YAML config where the project has one.
     Else unknown (a method may set the attribute to anything)."""
     init = _method(cls, "__init__")
     if init is None:
@@ -223,9 +225,9 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
             return default
         ann = p.annotation.annotation if p.annotation is not None else None
         target = it.ev(ann, owner.env, ctx) if ann is not None else UNKNOWN
-        if isinstance(target, ClassVal):
+        if isinstance(target, ClassVal) and not (target.opaque and attr in CONFIG_NAMES):
             return InstanceVal(target, assumed=True)
-        if attr in CONFIG_NAMES:
+        if attr in CONFIG_NAMES:  # none, Any, or a class whose fields are dynamic (__getattr__)
             return yaml_config_instance(it.logical_config) or UNKNOWN
     return UNKNOWN
 

@@ -22,3 +22,25 @@ class Trainer:
     def place_embedding(self, table):
         mesh = create_mesh(self.config)
         return jax.device_put(table, NamedSharding(mesh, P(*self.config.embed_sharding)))
+
+
+class HyperParameters:
+    """The loader's config object: its keys are read through ``__getattr__``."""
+
+    def __init__(self, values):
+        self._values = values
+
+    def __getattr__(self, key):
+        return self._values[key]
+
+
+CONFIG = None  # the loader sets it when the run starts
+
+
+def shard_tokens(config: HyperParameters, tokens):
+    mesh = create_mesh(config)
+    return jax.device_put(tokens, NamedSharding(mesh, P(*config.data_sharding)))
+
+
+def main(tokens):
+    return shard_tokens(CONFIG, tokens)
