@@ -250,8 +250,10 @@ def _device_put(it: "Interpreter", c: ApiCall, out: Value) -> None:
     target = c.args.get(1, "device")
     if not c.args.given(1, "device") or (isinstance(target, Const) and target.value is None):
         return  # no placement named: the default device
-    if is_device(c.args.node(1, "device"), it.func_stack[-1].val.node if it.func_stack
-                 else it.module):
+    scope = None  # the map only: finding a name's assignment walks its function
+    if it.assume_defaults:
+        scope = it.func_stack[-1].val.node if it.func_stack else it.module
+    if is_device(c.args.node(1, "device"), scope):
         return
     _arg(it, c, "device_put", 1, "device", _context_mesh(it, c.ctx))
 

@@ -1,0 +1,362 @@
+"""``shardcheck specs`` on the idioms real codebases use to spell their layouts: NNX
+filter tables, rule dataclasses read through ``getattr``, specs built with arithmetic,
+parameters' defaults, a YAML run config, placements onto one device. Each program's
+sites are pinned and compared with what JAX (and flax) do with it on 8 CPU devices."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+
+from shardcheck.analyzer.sitemap import sharding_sites
+from test_cli_check import run
+from test_specs import MESH, PROGRAMS, _as_written
+
+
+def test_nnx_filter_tables_are_a_site_per_filter_in_the_order_flax_applies_them(jax8):
+    """``nnx.StateSharding({filter: sharding})`` (or a list of pairs) and
+    ``nnx.prefix(module, {filter: sharding})``: each filter is a leaf of the site, in the
+    table's order. Every variable flax places gets the sharding of the first filter (in
+    the map's order, evaluated by flax) that matches it."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "nnx_filters.py"
+    sites = [s for s in sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+             if s.kind.startswith("jit")]
+    by_function = {}
+    for s in sites:
+        by_function.setdefault(s.function, []).append(
+            (re.fullmatch(r"(?:\[0\])?\[matching (.*)\]", s.path).group(1), s.spec))
+    assert all(s.mesh == MESH for s in sites)
+    assert by_function == {
+        "place": [('nnx.All(nnx.PathContains("up"), nnx.PathContains("kernel"))', "P(None, 'model')"),
+                  ('nnx.PathContains("up")', "P('model')"),
+                  ('nnx.All(nnx.PathContains("down"), nnx.PathContains("kernel"))',
+                   "P('model', None)"),
+                  ("...", "P()")],
+        "place_pairs": [('nnx.PathContains("bias")', "P('data')"), ("nnx.Param", "P(None, 'data')")],
+        "build": [('nnx.PathContains("kernel")', "P('data', None)"), ("...", "P()")]}
+    program = path.read_text() + textwrap.dedent(f"""
+        from flax.nnx import filterlib
+        TABLES = {{"place": model, "place_pairs": pair_model, "build": built}}
+        RESULT = {{}}
+        for fn, rules in {by_function!r}.items():
+            for p, var in nnx.to_flat_state(nnx.state(TABLES[fn])):
+                first = next(spec for f, spec in rules
+                             if filterlib.to_predicate(eval(f))(p, var))
+                RESULT[fn + "/" + "/".join(map(str, p))] = [first, repr(var[...].sharding.spec)]
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert len(res["result"]) == 12
+    for leaf, (mapped, placed) in res["result"].items():
+        assert mapped == _as_written(placed), leaf
+
+
+def test_a_filter_table_that_is_not_written_inline_stays_unknown(tmp_path):
+    from shardcheck.analyzer.config import Config
+    src = tmp_path / "nnx_tables.py"
+    src.write_text(textwrap.dedent("""
+        import jax
+        from flax import nnx
+        from jax.sharding import PartitionSpec as P
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        a = nnx.StateSharding(load_table())
+        b = nnx.prefix(model, lambda path, x: P("data"))
+        c = nnx.prefix(model, [(nnx.Param, P("data"))])  # flax raises: not a mapping
+        @nnx.jit(in_shardings=(a, b, c))
+        def f(x, y, z):
+            pass
+        """))
+    sites = sharding_sites(src.read_text(), str(src), Config(assume_defaults=True))
+    assert [(s.path, s.spec) for s in sites] == [("[0]", None), ("[1]", None), ("[2]", None)]
+
+
+def _without_trailing_none(spec: str) -> str:
+    """``P('x', None, None)`` as ``P('x')``: JAX reports a placed array's spec without
+    its trailing unsharded dims, which mean the same sharding."""
+    while spec.endswith(", None)"):
+        spec = spec[: -len(", None)")] + ")"
+    return "P()" if spec == "P(None)" else spec
+
+
+def test_rules_dataclass_read_through_getattr_resolves_as_jax_places(jax8):
+    """The jax-llm-examples idiom: ``field(default_factory=ShardingRules)``, and
+    ``jax.tree.map(lambda a: getattr(rules, a) if a is not None else None, logical)``.
+    Each site's spec is the one JAX gives the array when the functions run with the
+    configs' defaults."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "rules_dataclass.py"
+    sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+    mapped = {(s.function, s.kind): s.spec for s in sites}
+    assert mapped == {
+        ("attention_input", "with_sharding_constraint"): "P('x', ('y', 'z'), None, None)",
+        ("place_tokens", "device_put"): "P('x', None)",
+        ("embed_rows", "device_put"): "P('y', None)",
+        ("scale_heads", "shard_map in_specs"): "P('x', ('y', 'z'))",
+        ("scale_heads", "shard_map out_specs"): "P('x', ('y', 'z'))"}
+    assert all(s.assumes == ("Config.rules",) for s in sites), [s.assumes for s in sites]
+    program = path.read_text() + textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.sharding import AxisType
+        mesh = jax.make_mesh((2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Auto,) * 3)
+        cfg = Config()
+        with jax.set_mesh(mesh):
+            RESULT = {name: repr(out.sharding.spec) for name, out in {
+                "attention_input": jax.jit(lambda q: attention_input(q, cfg))(
+                    jnp.zeros((4, 8, 16, 2))),
+                "place_tokens": place_tokens(jnp.zeros((4, 16), jnp.int32), cfg),
+                "embed_rows": embed_rows(jnp.zeros((8, 16)), cfg),
+                "scale_heads": scale_heads(jnp.zeros((4, 8)), cfg)}.items()}
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert len(res["result"]) == 4
+    for (function, kind), spec in mapped.items():
+        if kind != "shard_map in_specs":
+            assert _without_trailing_none(spec) == \
+                _without_trailing_none(_as_written(res["result"][function])), function
+
+
+def test_tree_map_keeps_none_as_an_empty_subtree_and_honours_is_leaf(jax8):
+    """JAX never passes ``None`` to the mapped function (an empty subtree) unless
+    ``is_leaf`` makes it a leaf; the map resolves the first and leaves the second
+    unknown rather than guess what ``is_leaf`` selects."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    src = textwrap.dedent("""
+        import dataclasses
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import PartitionSpec as P
+
+        @dataclasses.dataclass
+        class Rules:
+            batch: str = "data"
+            embed: str = "model"
+
+        R = Rules()
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        jax.set_mesh(mesh)
+        x = jnp.zeros((8, 8))
+        a = jax.device_put(x, P(*jax.tree.map(lambda n: getattr(R, n), ("batch", None))))
+        b = jax.device_put(x, P(*jax.tree.map(lambda n: getattr(R, n), (None, ("embed",)))))
+        c = jax.device_put(x, P(*jax.tree.map(lambda n: None if n is None else getattr(R, n),
+                                              ("embed", None), is_leaf=lambda v: v is None)))
+        """)
+    sites = sharding_sites(src, "tree_map_none.py", Config(assume_defaults=True))
+    assert [(s.row, s.spec) for s in sites] == [
+        (16, "P('data', None)"), (17, "P(None, 'model')"), (18, None)]  # JAX's ('model',)
+    (res,) = run_snippets([src + "RESULT = [repr(v.sharding.spec) for v in (a, b, c)]\n"])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [
+        "P('data', None)", "P(None, 'model')", "P('model', None)"]
+
+
+def test_getattr_and_truth_tests_read_like_attributes_where_python_is_sure(tmp_path):
+    from shardcheck.analyzer.config import Config
+    src = textwrap.dedent("""
+        import dataclasses
+        import jax
+        from jax.sharding import PartitionSpec as P
+
+        @dataclasses.dataclass
+        class Shd:
+            act: tuple = P("data", None)
+
+        @dataclasses.dataclass
+        class Sized:
+            act: tuple = P("data", None)
+            def __len__(self):
+                return 0
+
+        def f(x, shd: Shd, sized: Sized, name: str):
+            a = jax.lax.with_sharding_constraint(x, getattr(shd, "act"))
+            b = jax.lax.with_sharding_constraint(x, shd.act if shd else P())
+            c = jax.lax.with_sharding_constraint(x, sized.act if sized else P("model"))
+            d = jax.lax.with_sharding_constraint(x, getattr(shd, name))
+            e = jax.lax.with_sharding_constraint(x, P("data") if not shd else P("model"))
+            return a, b, c, d, e
+
+        def shadowed(x, shd: Shd):
+            getattr = lambda o, n: P("model")
+            return jax.lax.with_sharding_constraint(x, getattr(shd, "act"))
+        """)
+    sites = sharding_sites(src, "truth.py", Config(assume_defaults=True))
+    assert [(s.row, s.spec) for s in sites] == [
+        (17, "P('data', None)"), (18, "P('data', None)"),
+        (19, None),  # __len__: its truth is not known
+        (20, None), (21, "P('model')"), (26, "P('model')")]
+    # `check` assumes no default and still checks both branches of a conditional
+    checked = sharding_sites(src, "truth.py")
+    assert all(s.spec is None for s in checked if s.row in (17, 18, 19, 21))
+
+
+def test_an_axis_typo_in_spec_arithmetic_is_reported_where_jax_raises(tmp_path, jax8):
+    """``check`` reads ``P(...) + (...)`` as JAX builds it: a name the mesh lacks in the
+    added part is SC101, and JAX raises on the same line."""
+    from jax_snippets import run_snippets
+    src = (PROGRAMS / "spec_arithmetic.py").read_text().replace(
+        'base + ("model",)', 'base + ("modle",)')
+    (tmp_path / "typo.py").write_text(src)
+    code, out, _ = run(["check", "--no-cache", "typo.py"], tmp_path)
+    assert code == 1 and "typo.py:13:" in out and "SC101" in out and "modle" in out, out
+    (res,) = run_snippets([src + "RESULT = 1\n"])
+    assert res["status"] != "ok" and "modle" in str(res), res
+
+
+RUN_CONFIG_YAML = """\
+# A MaxText-shaped run config: the script's loader (not in view) makes its config object.
+mesh_axes: ['data', 'model']
+mesh_shape: [2, 4]
+data_sharding: [['data', 'model']]
+embed_sharding: ['model', null]
+logical_axis_rules: [['batch', 'data'], ['embed', 'model']]
+dataset: {name: 'c4', split: 'train'}
+"""
+
+
+def test_a_yaml_run_config_is_read_as_the_config_object_maxtext_style(tmp_path, jax8):
+    """A parameter called ``config`` (or ``cfg``), and ``self.config`` stored from one,
+    is the run's config as the project's YAML config file (the one its logical rules come
+    from) makes it; the map says which keys it read. JAX, run with a config loaded from
+    that file, places exactly so."""
+    from jax_snippets import run_snippets
+    where = tmp_path / "yaml_script"  # not under the repository: its own discovery would find it
+    (where / "configs").mkdir(parents=True)
+    (where / "configs" / "base.yml").write_text(RUN_CONFIG_YAML)
+    (where / "yaml_train.py").write_text((PROGRAMS / "yaml_script" / "yaml_train.py").read_text())
+    code, out, _ = run(["specs", "--format", "json", "yaml_script"], tmp_path)
+    assert code == 0, out
+    sites = json.loads(out)["sites"]
+    got = {(s["location"]["row"], s["kind"]): (s["spec"], s["mesh"]) for s in sites}
+    assert got == {(14, "NamedSharding"): ("P(('data', 'model'))", MESH),
+                   (15, "device_put"): ("P(('data', 'model'))", MESH),
+                   (24, "device_put"): ("P('model', None)", MESH),
+                   (24, "NamedSharding"): ("P('model', None)", MESH),
+                   # annotated with the loader's dynamic class, called with its placeholder
+                   (42, "device_put"): ("P(('data', 'model'))", MESH),
+                   (42, "NamedSharding"): ("P(('data', 'model'))", MESH)}
+    owner = "configs/base.yml:config"  # relative to the root: the checked directory
+    assert {tuple(s["assumes"]) for s in sites} == {
+        tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "data_sharding")),
+        tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "embed_sharding"))}
+    program = textwrap.dedent(f"""
+        import sys, types, yaml
+        import jax.numpy as jnp
+        sys.path.insert(0, {str(where)!r})
+        import yaml_train
+        with open({str(where / "configs" / "base.yml")!r}) as f:
+            config = types.SimpleNamespace(**yaml.safe_load(f))
+        yaml_train.CONFIG = yaml_train.HyperParameters(vars(config))  # as the loader does
+        RESULT = [repr(yaml_train.shard_batch(config, jnp.zeros((8, 4))).sharding.spec),
+                  repr(yaml_train.Trainer(config).place_embedding(
+                      jnp.zeros((16, 4))).sharding.spec),
+                  repr(yaml_train.main(jnp.zeros((8, 4))).sharding.spec)]
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [
+        got[(15, "device_put")][0], got[(24, "device_put")][0], got[(42, "device_put")][0]]
+
+
+def test_a_config_parameter_is_read_from_yaml_only_in_the_map(tmp_path):
+    """``check`` assumes nothing of a ``config`` parameter; in the map, a key the file
+    lacks (or holds a mapping) stays unknown, and a ``config`` stored in ``__init__`` from
+    a parameter annotated with a source class is that class's instance, not the YAML."""
+    from shardcheck.analyzer.config import Config
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "base.yml").write_text(
+        "logical_axis_rules: [['batch', 'data']]\nact: ['data']\nnested: {a: 1}\n")
+    src = tmp_path / "t.py"
+    src.write_text(textwrap.dedent("""
+        import dataclasses
+        import jax
+        from jax.sharding import PartitionSpec as P
+
+        @dataclasses.dataclass
+        class ModelConfig:
+            act: tuple = ("model",)
+
+        def f(x, config):
+            a = jax.lax.with_sharding_constraint(x, P(*config.act))
+            b = jax.lax.with_sharding_constraint(x, P(*config.missing))
+            c = jax.lax.with_sharding_constraint(x, P(*config.nested))
+            return a, b, c
+
+        class Model:
+            def __init__(self, config: ModelConfig):
+                self.config = config
+
+            def __call__(self, x):
+                return jax.lax.with_sharding_constraint(x, P(*self.config.act))
+        """))
+    from shardcheck.analyzer.logical_config import discover
+    found = discover(str(tmp_path))
+    assert found is not None and dict(found.fields) == {
+        "logical_axis_rules": (("batch", "data"),), "act": ("data",)}  # no mapping
+    specs = sharding_sites(src.read_text(), str(src),
+                           Config(root=str(tmp_path), logical=found, assume_defaults=True))
+    assert [(s.row, s.spec) for s in specs] == [
+        (11, "P('data')"), (12, None), (13, None), (21, "P('model')")]
+    checked = sharding_sites(src.read_text(), str(src), Config(root=str(tmp_path), logical=found))
+    assert [(s.row, s.spec) for s in checked] == [(11, None), (12, None), (13, None), (21, None)]
+
+
+def test_placing_on_one_device_is_not_a_sharding_site(jax8):
+    """``device_put`` onto a device (named where it is assigned, or an element of a
+    device list) places no sharding over a mesh: JAX gives it a SingleDeviceSharding."""
+    from jax_snippets import run_snippets
+    src = textwrap.dedent("""
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import PartitionSpec as P
+
+        def f(x, mesh):
+            cpu = jax.local_devices(backend="cpu")[0]
+            cpus = jax.devices("cpu")
+            a = jax.device_put(x, cpu)
+            b = jax.device_put(x, cpus[1])
+            c = jax.device_put(x, jax.sharding.NamedSharding(mesh, P("data")))
+            return a, b, c
+        """)
+    sites = sharding_sites(src, "dev.py")
+    assert sorted((s.row, s.kind) for s in sites) == [(11, "NamedSharding"), (11, "device_put")]
+    (res,) = run_snippets([src + textwrap.dedent("""
+        out = f(jnp.zeros((8,)), jax.make_mesh((8,), ("data",)))
+        RESULT = [type(v.sharding).__name__ for v in out]
+        """)])
+    assert res["status"] == "ok", res
+    assert res["result"] == ["SingleDeviceSharding", "SingleDeviceSharding", "NamedSharding"]
+
+
+def test_parameter_defaults_are_read_where_no_caller_is_in_view(jax8):
+    """A parameter's declared default (not None), and ``self.x`` that ``__init__`` stores
+    from such a parameter, stand for it where no call is in view, said so; JAX, run
+    with those defaults, constrains exactly so."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "param_defaults.py"
+    sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+    got = {(s.row, s.kind, s.via): (s.spec, s.assumes) for s in sites}
+    assert got == {  # the helper's one caller passes what it assumed: so does the helper
+        (21, "with_sharding_constraint", None): (
+            "P('data', None, 'model')", ("Block.__init__.shd_config",)),
+        (34, "with_sharding_constraint", None): ("P(None, 'model')", ("constrain.spec",))}
+    checked = sharding_sites(path.read_text(), str(path))
+    assert [(s.row, s.spec) for s in checked] == [(21, None), (34, None)]
+    program = path.read_text() + textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.sharding import AxisType
+        mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+        with jax.set_mesh(mesh):
+            a = jax.jit(Block(16))(jnp.zeros((4, 8, 16)))
+            b = jax.jit(constrain)(jnp.zeros((8, 16)))
+        RESULT = [repr(a.sharding.spec), repr(b.sharding.spec)]
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [
+        got[(21, "with_sharding_constraint", None)][0], got[(34, "with_sharding_constraint", None)][0]]
