@@ -322,7 +322,8 @@ def test_placing_on_one_device_is_not_a_sharding_site(jax8):
             c = jax.device_put(x, jax.sharding.NamedSharding(mesh, P("data")))
             return a, b, c
         """)
-    sites = sharding_sites(src, "dev.py")
+    from shardcheck.analyzer.config import Config
+    sites = sharding_sites(src, "dev.py", Config(assume_defaults=True))  # as `specs` runs
     assert sorted((s.row, s.kind) for s in sites) == [(11, "NamedSharding"), (11, "device_put")]
     (res,) = run_snippets([src + textwrap.dedent("""
         out = f(jnp.zeros((8,)), jax.make_mesh((8,), ("data",)))
