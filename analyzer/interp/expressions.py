@@ -387,7 +387,7 @@ def _spec_concat(a: Value, b: Value, node: cst.CSTNode) -> Value:
     entries (JAX 0.10-0.12's ``PartitionSpec.__add__``/``__radd__``; with unreduced or
     reduced axes JAX raises, and the result is unknown here)."""
     from ..jaxapi.specs import spec_entry  # lazy: jaxapi imports the interpreter's state
-    parts = []
+    parts: List[Any] = []
     for v in (a, b):
         if isinstance(v, SpecVal):
             if not _plain(v):

@@ -216,7 +216,7 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
     if init is None:
         return UNKNOWN
     fdef, owner = init
-    for p in fdef.params.params + fdef.params.kwonly_params:
+    for p in list(fdef.params.params) + list(fdef.params.kwonly_params):
         if p.name.value != attr or not _stores(fdef, attr):
             continue
         default = it.ev(p.default, owner.env, ctx) if p.default is not None else UNKNOWN

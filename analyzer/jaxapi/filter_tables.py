@@ -59,10 +59,10 @@ def filter_tree(it: "Interpreter", c: ApiCall, table: Optional[cst.CSTNode],
 
 
 def _pairs(table: Optional[cst.CSTNode],
-           pairs: bool) -> Optional[List[Tuple[cst.CSTNode, cst.CSTNode]]]:
+           pairs: bool) -> Optional[List[Tuple[cst.BaseExpression, cst.BaseExpression]]]:
     """(filter, value) nodes of a dict literal or a list/tuple of 2-tuples; None for
     anything else (a ``**`` splice, a starred element, a name)."""
-    out = []
+    out: List[Tuple[cst.BaseExpression, cst.BaseExpression]] = []
     if isinstance(table, cst.Dict):
         for el in table.elements:
             if not isinstance(el, cst.DictElement):
