@@ -12,12 +12,12 @@ import libcst as cst
 from ..events import UNKNOWN_CTX, CallFact, MeshCtx
 from ..jaxapi.provenance import built_by_helper
 from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
+from ..jaxapi.specs import spec_items
 from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
                       LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, SpecVal, TupleVal,
                       Value, join)
 from .base import InterpreterBase
-from .expressions import spec_items
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, construct,
                       field_default, instance_attribute, python_config_instance,

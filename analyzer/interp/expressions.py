@@ -11,6 +11,7 @@ import libcst as cst
 from .. import transfer as tr
 from ..events import MeshCtx
 from ..jaxapi.registry import attribute_handler, get_hook
+from ..jaxapi.specs import spec_concat, spec_items
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
                       SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join)
 from ..syntax import dotted
@@ -263,7 +264,7 @@ class ExpressionsMixin(InterpreterBase):
         if isinstance(a, TupleVal) and op == "Multiply" and n is not None and 0 <= n < _MAX_REPEAT:
             return TupleVal(a.items * n, a.is_list)
         if op == "Add" and (isinstance(a, SpecVal) or isinstance(b, SpecVal)):
-            return _spec_concat(a, b, node)
+            return spec_concat(a, b, node)
         if isinstance(a, TupleVal) and isinstance(b, TupleVal) and op == "Add":
             return TupleVal(a.items + b.items, a.is_list)
         if isinstance(a, ArrayVal) or isinstance(b, ArrayVal):
@@ -360,41 +361,3 @@ def _plain_truth(cls: ClassVal) -> bool:
             return False
     return not cls.opaque and all(isinstance(b, ClassVal) and _plain_truth(b) for b in cls.bases)
 
-
-def _plain(spec: Value) -> bool:
-    return isinstance(spec, SpecVal) and spec.complete and not spec.unreduced \
-        and not spec.reduced
-
-
-def spec_items(spec: SpecVal) -> Value:
-    """A spec's entries as the tuple ``tuple(spec)`` gives (a name, a tuple of names or
-    None each); unknown when entries were spliced in or it has unreduced axes."""
-    if not _plain(spec):
-        return UNKNOWN
-    items: List[Value] = []
-    for e in spec.entries:
-        if e is None:
-            items.append(Const(None))
-        elif isinstance(e, tuple) and all(isinstance(a, str) for a in e):
-            items.append(Const(e[0]) if len(e) == 1 else TupleVal(tuple(Const(a) for a in e)))
-        else:
-            items.append(UNKNOWN)
-    return TupleVal(tuple(items))
-
-
-def _spec_concat(a: Value, b: Value, node: cst.CSTNode) -> Value:
-    """``P(...) + (...)``, ``(...) + P(...)``, ``P(...) + P(...)``: a spec of both's
-    entries (JAX 0.10-0.12's ``PartitionSpec.__add__``/``__radd__``; with unreduced or
-    reduced axes JAX raises, and the result is unknown here)."""
-    from ..jaxapi.specs import spec_entry  # lazy: jaxapi imports the interpreter's state
-    parts: List[Any] = []
-    for v in (a, b):
-        if isinstance(v, SpecVal):
-            if not _plain(v):
-                return UNKNOWN
-            parts.extend(v.entries)
-        elif isinstance(v, TupleVal) and not v.is_list:
-            parts.extend(spec_entry(x) for x in v.items)
-        else:
-            return UNKNOWN
-    return SpecVal(tuple(parts), node=node)

@@ -13,6 +13,8 @@ from ..values import (UNKNOWN, Const, DictVal, MeshVal, QualName, ShardingVal, S
 from .registry import ApiCall, models, models_prefix
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from ..interp.model import Interpreter
 
 Dims = Tuple[Tuple[str, ...], ...]
@@ -40,7 +42,6 @@ def partition_spec(it: "Interpreter", c: ApiCall) -> Value:
         if a.star:
             spliced = a.value
             if isinstance(spliced, SpecVal):  # P(*spec): its entries
-                from ..interp.expressions import spec_items  # lazy: the interpreter imports this
                 spliced = spec_items(spliced)
             if isinstance(spliced, TupleVal):
                 entries.extend(spec_entry(v) for v in spliced.items)
@@ -80,6 +81,44 @@ def spec_entry(v: Value) -> Any:
     if isinstance(v, TupleVal):
         return tuple(const_str(i) for i in v.items)
     return UNKNOWN
+
+
+def _plain(spec: Value) -> bool:
+    return isinstance(spec, SpecVal) and spec.complete and not spec.unreduced \
+        and not spec.reduced
+
+
+def spec_items(spec: SpecVal) -> Value:
+    """A spec's entries as the tuple ``tuple(spec)`` gives (a name, a tuple of names or
+    None each); unknown when entries were spliced in or it has unreduced axes."""
+    if not _plain(spec):
+        return UNKNOWN
+    items: List[Value] = []
+    for e in spec.entries:
+        if e is None:
+            items.append(Const(None))
+        elif isinstance(e, tuple) and all(isinstance(a, str) for a in e):
+            items.append(Const(e[0]) if len(e) == 1 else TupleVal(tuple(Const(a) for a in e)))
+        else:
+            items.append(UNKNOWN)
+    return TupleVal(tuple(items))
+
+
+def spec_concat(a: Value, b: Value, node: cst.CSTNode) -> Value:
+    """``P(...) + (...)``, ``(...) + P(...)``, ``P(...) + P(...)``: a spec of both's
+    entries (JAX 0.10-0.12's ``PartitionSpec.__add__``/``__radd__``; with unreduced or
+    reduced axes JAX raises, and the result is unknown here)."""
+    parts: List[Any] = []
+    for v in (a, b):
+        if isinstance(v, SpecVal):
+            if not _plain(v):
+                return UNKNOWN
+            parts.extend(v.entries)
+        elif isinstance(v, TupleVal) and not v.is_list:
+            parts.extend(spec_entry(x) for x in v.items)
+        else:
+            return UNKNOWN
+    return SpecVal(tuple(parts), node=node)
 
 
 def spec_leaves(v: Value) -> List[SpecVal]:
