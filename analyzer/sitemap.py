@@ -129,7 +129,25 @@ def _merge(sites: List[ShardingSite]) -> Dict[tuple, Merged]:
         mesh = prev[1] if prev[1] == entry[1] else None
         logical = prev[3] if prev[3] == entry[3] else None
         out[key] = (spec, mesh, reason, logical)
-    return _drop_known_at_origin(out, sites)
+    return _caller_dependent(_drop_known_at_origin(out, sites), sites)
+
+
+def _caller_dependent(merged: Dict[tuple, Merged], sites: List[ShardingSite]) -> Dict[tuple, Merged]:
+    """A helper's own site that its calls resolve says so: its spec is its caller's."""
+    origin = {(s.node, s.kind, s.path, s.via): s.origin for s in sites if s.via is not None}
+    resolved: Dict[tuple, int] = {}
+    for key, entry in merged.items():
+        at = origin.get(key)
+        if at is not None and entry[0] is not None:
+            own = (at, key[1], key[2], None)
+            resolved[own] = resolved.get(own, 0) + 1
+    for own, n in resolved.items():
+        entry = merged.get(own)
+        if entry is not None and entry[0] is None:
+            calls = "1 call" if n == 1 else f"{n} calls"
+            merged[own] = (None, entry[1], f"set by the caller: resolved at {calls} in view, "
+                           f"listed where they are made; here {entry[2]}", entry[3])
+    return merged
 
 
 def _assumptions(sites: List[ShardingSite]) -> Dict[tuple, Tuple[str, ...]]:

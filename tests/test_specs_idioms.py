@@ -361,3 +361,93 @@ def test_parameter_defaults_are_read_where_no_caller_is_in_view(jax8):
     assert res["status"] == "ok", res
     assert [_as_written(r) for r in res["result"]] == [
         got[(21, "with_sharding_constraint", None)][0], got[(34, "with_sharding_constraint", None)][0]]
+
+
+def test_branches_python_decides_from_constants_take_the_branch_jax_runs(jax8):
+    """``if`` and ``x if t else y`` whose test folds to a constant (``//``, ``>=``,
+    ``and``, ``or``, ``not`` over module constants and defaults) take Python's branch in
+    the map; a test decided at run time leaves the site unknown and says why, and JAX,
+    run both ways, places differently. ``check`` keeps joining both branches."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "branches.py"
+    sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+    assert [(s.function, s.kind, s.via, s.spec) for s in sites] == [
+        ("place_batch", "NamedSharding", None, "P()"),
+        ("place_batch", "NamedSharding", None, "P('data')"),
+        ("place_batch", "device_put", None, "P('data')"),
+        ("place_rows", "device_put", None, None),
+        ("place_rows", "NamedSharding", None, None),
+        ("constrain", "with_sharding_constraint", None, None),
+        ("layer", "with_sharding_constraint", "constrain", "P('data', None)"),
+        ("layer_t", "with_sharding_constraint", "constrain", "P(None, 'data')")]
+    got = {(s.function, s.kind, s.via): s.spec for s in sites}
+    why = {(s.function, s.kind): s.reason for s in sites if s.spec is None}
+    assert why[("place_rows", "device_put")].startswith("`spec` is assigned in 2 places")
+    assert why[("constrain", "with_sharding_constraint")].startswith(
+        "set by the caller: resolved at 2 calls in view")
+    checked = {(s.function, s.kind): s.spec for s in sharding_sites(path.read_text(), str(path))}
+    assert checked[("place_batch", "device_put")] is None  # both branches: P() or P('data')
+    program = path.read_text() + textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.sharding import AxisType
+        mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+        with jax.set_mesh(mesh):
+            out = {"place_batch": place_batch(jnp.zeros((8, 4)), mesh),
+                   "layer": jax.jit(layer)(jnp.zeros((8, 8))),
+                   "layer_t": jax.jit(layer_t)(jnp.zeros((8, 8))),
+                   "rows": place_rows(jnp.zeros((8, 8)), mesh, False),
+                   "cols": place_rows(jnp.zeros((8, 8)), mesh, True)}
+        RESULT = {k: repr(v.sharding.spec) for k, v in out.items()}
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    placed = {k: _without_trailing_none(_as_written(v)) for k, v in res["result"].items()}
+    assert placed["place_batch"] == got[("place_batch", "device_put", None)]
+    assert placed["layer"] == _without_trailing_none(got[("layer", "with_sharding_constraint", "constrain")])
+    assert placed["layer_t"] == got[("layer_t", "with_sharding_constraint", "constrain")]
+    assert placed["rows"] == "P(('data', 'model'))" and placed["cols"] == "P(None, ('data', 'model'))"
+
+
+def test_unknown_reasons_name_where_the_value_comes_from(tmp_path):
+    """A tree of a model's parameter specs points at the parameters' own sites; an entry
+    of a spec built in a called function is not explained with the caller's names, and
+    one stored by another function says where it was built."""
+    from shardcheck.analyzer.config import Config
+    src = tmp_path / "reasons.py"
+    src.write_text(textwrap.dedent("""
+        import dataclasses
+        import os
+
+        import jax
+        from flax import nnx
+        from jax.sharding import PartitionSpec as P
+
+        def table(flag):
+            fsdp = "data" if flag else None
+            return P(fsdp, "model")
+
+        def sharded(model, flag):
+            pspecs = nnx.get_partition_spec(nnx.state(model))
+            state = jax.lax.with_sharding_constraint(nnx.state(model), pspecs)
+            state = jax.lax.with_sharding_constraint(state, table(flag))
+            return jax.lax.with_sharding_constraint(state, Rules.make().embed)
+
+        @dataclasses.dataclass
+        class Rules:
+            embed: tuple
+
+            @staticmethod
+            def make():
+                fsdp = "data" if os.environ.get("FSDP") else None
+                return Rules(P(fsdp, "model"))
+        """))
+    sites = sharding_sites(src.read_text(), str(src), Config(assume_defaults=True))
+    assert [(s.row, s.spec) for s in sites] == [(15, None), (16, None), (17, None)]
+    assert sites[0].reason == ("`pspecs` is assigned from `nnx.get_partition_spec(...)`: a tree "
+                               "with one spec per parameter of a model, each listed at the "
+                               "parameter's own site")
+    assert sites[1].reason == ("P(?, 'model'): built by `table(...)` with an entry that is not "
+                               "a known axis name")
+    assert sites[2].reason == ("P(?, 'model'): an entry is not a known axis name (the spec is "
+                               "built in a function it calls)")

@@ -80,9 +80,8 @@ class ExpressionsMixin(InterpreterBase):
         if isinstance(e, cst.Comparison):
             return self.comparison(e, env, ctx)
         if isinstance(e, cst.BooleanOperation):
-            self.ev(e.left, env, ctx)
-            self.ev(e.right, env, ctx)
-            return UNKNOWN
+            return _boolean(isinstance(e.operator, cst.And), self.ev(e.left, env, ctx),
+                            self.ev(e.right, env, ctx))
         if isinstance(e, (cst.Await, cst.Yield)):
             inner = getattr(e, "expression", None) or getattr(e, "value", None)
             if isinstance(inner, cst.BaseExpression):
@@ -191,6 +190,8 @@ class ExpressionsMixin(InterpreterBase):
             right = self.ev(e.comparisons[0].comparator, env, ctx)
             if isinstance(left, ArrayVal) or isinstance(right, ArrayVal):
                 return get_hook("compare")(self, left, right, e)
+            if isinstance(left, Const) and isinstance(right, Const):
+                return _compare(e.comparisons[0].operator, left.value, right.value)
             return UNKNOWN
         left = self.ev(e.left, env, ctx)
         rights = [self.ev(target.comparator, env, ctx) for target in e.comparisons]
@@ -299,6 +300,23 @@ def _spec_choice(table: Value, key: Value, node: cst.CSTNode) -> Value:
     return UNKNOWN
 
 
+_COMPARE = {cst.Equal: lambda x, y: x == y, cst.NotEqual: lambda x, y: x != y,
+            cst.LessThan: lambda x, y: x < y, cst.LessThanEqual: lambda x, y: x <= y,
+            cst.GreaterThan: lambda x, y: x > y, cst.GreaterThanEqual: lambda x, y: x >= y}
+
+
+def _compare(op: cst.BaseCompOp, x: Any, y: Any) -> Value:
+    """A comparison of constants (numbers, strings, None, bools), folded."""
+    fn = _COMPARE.get(type(op))
+    plain = (int, float, str, bool, type(None))
+    if fn is None or not isinstance(x, plain) or not isinstance(y, plain):
+        return UNKNOWN
+    try:
+        return Const(bool(fn(x, y)))
+    except TypeError:  # 1 < "a": Python raises; nothing is known
+        return UNKNOWN
+
+
 def _fold(op: str, x: Any, y: Any) -> Value:
     """Constant folding of the operators shapes and sizes are computed with."""
     try:
@@ -337,6 +355,15 @@ def _is_none(left: Value, right: Value) -> Optional[bool]:
     if isinstance(left, Const):
         return left.value is None
     return False if isinstance(left, _NOT_NONE) else None
+
+
+def _boolean(is_and: bool, left: Value, right: Value) -> Value:
+    """``left and right`` / ``left or right`` as Python gives it: the operand Python
+    returns where ``left``'s truth is known, else either."""
+    t = truth(left)
+    if t is None:
+        return join(left, right)
+    return right if t == is_and else left
 
 
 def truth(v: Value) -> Optional[bool]:

@@ -13,6 +13,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule,
 from ..syntax import dotted
 from ..values import InstanceVal
 from .base import InterpreterBase
+from .expressions import truth
 from .objects import CLASS_KEY, make_class, with_attribute
 from .state import Env
 
@@ -143,7 +144,7 @@ class StatementsMixin(InterpreterBase):
             # the script's entry point runs when the script runs: no join
             self.exec_block(stmt.body, env, ctx)
             return
-        self.ev(test, env, ctx)
+        known = truth(self.ev(test, env, ctx)) if self.assume_defaults else None
         a = env.copy()
         self.exec_block(stmt.body, a, ctx)
         b = env.copy()
@@ -151,7 +152,9 @@ class StatementsMixin(InterpreterBase):
             self.exec_if(stmt.orelse, b, ctx)
         elif isinstance(stmt.orelse, cst.Else):
             self.exec_block(stmt.orelse.body, b, ctx)
-        env.merge_from(a, b)
+        # shardcheck specs: both branches are read (each has its sites), and the values
+        # after are those of the branch Python runs where the test is known
+        env.merge_from(*((a,) if known else (b,) if known is False else (a, b)))
 
     def exec_with(self, stmt: cst.With, env: Env, ctx: MeshCtx) -> None:
         inner = ctx

@@ -161,7 +161,13 @@ def _is_spec_call(node: cst.Call) -> bool:
 def _spec_reason(it: "Interpreter", spec: SpecVal, env: Env) -> str:
     if not spec.complete:
         return f"{spec.describe()}: entries spliced in with * are not known"
+    if spec.built_at is not None and isinstance(spec.node, cst.Call):
+        return (f"{spec.describe()}: built by `{_code(spec.node.func)}(...)` with an entry "
+                "that is not a known axis name")
     written = spec.node.args if isinstance(spec.node, cst.Call) and spec.built_at is None else ()
+    if written and not _written_here(it, spec.node):
+        where = "a function it calls" if it.func_stack else "another module"
+        return f"{spec.describe()}: an entry is not a known axis name (the spec is built in {where})"
     for i, e in enumerate(spec.entries):
         known = e is None or (isinstance(e, tuple) and all(isinstance(a, str) for a in e))
         if not known and i < len(written) and not written[i].star:
@@ -169,6 +175,33 @@ def _spec_reason(it: "Interpreter", spec: SpecVal, env: Env) -> str:
             why = unknown_reason(it, UNKNOWN, entry, env)
             return f"{spec.describe()}: entry `{_code(entry)}` is not a known axis name ({why})"
     return f"{spec.describe()}: an entry is not a known axis name"
+
+
+# Flax's trees of a model's parameter specs: the spec of every leaf is the spec its
+# parameter was declared with (nnx.with_partitioning, nnx.Param(sharding=...),
+# nn.with_logical_partitioning), which the map lists at that declaration
+_MODEL_TREES = ("get_partition_spec", "get_named_sharding", "logical_to_mesh_sharding",
+                "logical_to_mesh")
+
+
+def _written_here(it: "Interpreter", node: cst.CSTNode) -> bool:
+    """Whether ``node`` is written in the function (or module body) being analysed, so
+    that its names mean what the environment there holds."""
+    body = it.func_stack[-1].val.node if it.func_stack else it.module
+    finder = _Finds(node)
+    body.visit(finder)
+    return finder.found
+
+
+class _Finds(cst.CSTVisitor):
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.node = node
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.node:
+            self.found = True
+        return not self.found
 
 
 def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
@@ -197,8 +230,17 @@ def _assigned_reason(it: "Interpreter", name: str) -> str:
     finder = _LastAssignment(name)
     body.visit(finder)
     value = finder.value
+    if finder.count > 1:
+        last = f"`{_code(value.func)}(...)`" if isinstance(value, cst.Call) else (
+            f"`{_code(value)}`" if value is not None else "a value")
+        return (f"`{name}` is assigned in {finder.count} places, which give different or "
+                f"unknown values where the analyzer cannot tell which runs (the last: {last})")
     if isinstance(value, cst.Call):
-        return (f"`{name}` is assigned from `{_code(value.func)}(...)`, whose result the "
+        func = _code(value.func)
+        if func.rsplit(".", 1)[-1] in _MODEL_TREES:
+            return (f"`{name}` is assigned from `{func}(...)`: a tree with one spec per "
+                    "parameter of a model, each listed at the parameter's own site")
+        return (f"`{name}` is assigned from `{func}(...)`, whose result the "
                 "analyzer does not know")
     if value is not None:
         return f"`{name}` is assigned `{_code(value)}`, which the analyzer does not resolve"
@@ -209,14 +251,17 @@ class _LastAssignment(cst.CSTVisitor):
     def __init__(self, name: str) -> None:
         self.name = name
         self.value: Optional[cst.BaseExpression] = None
+        self.count = 0
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(isinstance(t.target, cst.Name) and t.target.value == self.name for t in node.targets):
             self.value = node.value
+            self.count += 1
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name) and node.target.value == self.name and node.value:
             self.value = node.value
+            self.count += 1
 
 
 def _param_names(params: cst.Parameters) -> List[str]:
