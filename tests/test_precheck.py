@@ -146,9 +146,10 @@ _BY_KEYWORD = {"flax.nnx.Param", "flax.nnx.Variable", "flax.nnx.variablelib.Para
 
 
 def test_nnx_variables_are_analysed_by_their_sharding_keywords():
-    from shardcheck.analyzer.jaxapi.logical import _NNX_SHARDING_KEYS
+    from shardcheck.analyzer.jaxapi.names import NNX_SHARDING_KEYS, NNX_VARIABLES
+    assert set(NNX_VARIABLES) == _BY_KEYWORD
     assert all(precheck.spells_sharding_api(f"p = nnx.Param(w, {k}=s)\n")
-               for k in _NNX_SHARDING_KEYS)
+               for k in NNX_SHARDING_KEYS)
 
 
 @pytest.mark.parametrize("name", [n for n in _must_trigger() if n not in _BY_KEYWORD])

@@ -30,7 +30,6 @@ _LINEN = ("flax.linen", "flax.linen.spmd", "flax.linen.partitioning")
 _CORE = ("flax.core.spmd", "flax.linen", "flax.nnx", "flax.linen.spmd")
 _UNCONSTRAINED = ("jax.sharding.PartitionSpec.UNCONSTRAINED",)
 # nnx.Variable's sharding metadata keywords, newest first (the others are deprecated)
-_NNX_SHARDING_KEYS = ("out_sharding", "sharding", "sharding_names")
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,10 +330,9 @@ def nnx_with_partitioning(it: "Interpreter", c: ApiCall) -> Value:
     return _opaque(it, c)
 
 
-@models("flax.nnx.Param", "flax.nnx.Variable", "flax.nnx.variablelib.Param",
-        "flax.nnx.variablelib.Variable")
+@models(*api.NNX_VARIABLES)
 def nnx_variable(it: "Interpreter", c: ApiCall) -> Value:
-    for key in _NNX_SHARDING_KEYS:
+    for key in api.NNX_SHARDING_KEYS:
         a = c.args.kw.get(key)
         if a is not None:
             value = c.args.get(0, "value")

@@ -48,3 +48,10 @@ for _n in ("normal", "uniform", "bernoulli", "truncated_normal", "randint", "cat
            "gumbel", "laplace", "logistic", "rademacher", "bits", "exponential", "cauchy"):
     ARRAY_CONSTRUCTORS[f"jax.random.{_n}"] = 1
 ARANGES = ("jax.numpy.arange", "numpy.arange")
+
+# NNX variables, and the metadata keys that declare their sharding:
+# ``nnx.Param(v, out_sharding=names)`` (``sharding=`` and ``sharding_names=`` before flax
+# 0.12 renamed them; 0.12 still accepts both, with a deprecation warning)
+NNX_VARIABLES = ("flax.nnx.Param", "flax.nnx.Variable", "flax.nnx.variablelib.Param",
+                 "flax.nnx.variablelib.Variable")
+NNX_SHARDING_KEYS = ("out_sharding", "sharding", "sharding_names")
