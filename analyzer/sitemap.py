@@ -71,24 +71,26 @@ def sharding_sites(source: bytes | str, path: str = "<string>", config: Optional
 def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
                     project: Optional[Project]) -> List[Site]:
     model = _model(source, path, config or Config(), project)
-    merged = _merge(model.events.sites)
     analysed = {node for node, info in model.funcs.items() if info.events is not None}
     functions = _FunctionsOfCalls(analysed)
     model.module.visit(functions)
+    if not model.events.sites and not functions.unreached_site_calls:
+        return []
+    positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    # a helper imported from another module: its own sites are that module's (listed
+    # there); here, what each call made in this file reaches
+    merged = _merge([s for s in model.events.sites if s.node in positions])
     reached = {key[0] for key in merged}
     for node, kind in functions.unreached_site_calls:
         if node not in reached:
             merged[(node, kind, "", None)] = (None, None, NOT_REACHED, None)
     if not merged:
         return []
-    positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
     out = []
     assumed = _assumptions(model.events.sites)
     order: Dict[int, int] = {}  # as recorded: a rule table's leaves keep the table's order (first match wins)
     for (node, kind, leaf, via), (spec, mesh, reason, logical) in merged.items():
-        pos = positions.get(node)
-        if pos is None:  # written in another module (a helper imported from there)
-            continue
+        pos = positions[node]
         out.append(Site(pos.start.line, pos.start.column + 1, functions.of.get(node, "<module>"),
                         kind, leaf, spec, logical, mesh, reason, via,
                         assumed.get((node, kind, leaf, via), ()) if spec is not None else ()))
@@ -142,11 +144,11 @@ def _caller_dependent(merged: Dict[tuple, Merged], sites: List[ShardingSite]) ->
             own = (at, key[1], key[2], None)
             resolved[own] = resolved.get(own, 0) + 1
     for own, n in resolved.items():
-        entry = merged.get(own)
-        if entry is not None and entry[0] is None:
+        mine = merged.get(own)
+        if mine is not None and mine[0] is None:
             calls = "1 call" if n == 1 else f"{n} calls"
-            merged[own] = (None, entry[1], f"set by the caller: resolved at {calls} in view, "
-                           f"listed where they are made; here {entry[2]}", entry[3])
+            merged[own] = (None, mine[1], f"set by the caller: resolved at {calls} in view, "
+                           f"listed where they are made; here {mine[2]}", mine[3])
     return merged
 
 

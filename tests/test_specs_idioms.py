@@ -451,3 +451,68 @@ def test_unknown_reasons_name_where_the_value_comes_from(tmp_path):
                                "a known axis name")
     assert sites[2].reason == ("P(?, 'model'): an entry is not a known axis name (the spec is "
                                "built in a function it calls)")
+
+
+HELPER_RULES_YAML = """\
+mesh_axes: ['data', 'fsdp', 'tensor']
+logical_axis_rules: [
+  ['activation_batch', ['data', 'fsdp']],
+  ['activation_length', []],
+  ['activation_embed', 'tensor'],
+  ['embed', 'fsdp'],
+  ['mlp', 'tensor'],
+]
+shard_mode: "auto"
+emb_dim: 8
+"""
+
+
+def test_a_helper_in_another_module_is_listed_at_each_call_as_flax_resolves_it(tmp_path, jax8):
+    """A project's ``maybe_shard_with_logical`` helper lives in its own module; a layer
+    calls it with names it stores in ``__init__``. Each call lists what the helper's
+    sites resolve to there (the helper's own sites stay with its module), and NNX
+    parameters declared with ``out_sharding=``/``sharding=`` names are sites. flax and
+    JAX, under the YAML's rules on a mesh of its axes, shard exactly so."""
+    from jax_snippets import run_snippets
+    where = tmp_path / "helper_module"  # not under the repository (its discovery)
+    (where / "configs").mkdir(parents=True)
+    (where / "configs" / "base.yml").write_text(HELPER_RULES_YAML)
+    for name in ("shard_utils.py", "layers.py"):
+        (where / name).write_text((PROGRAMS / "helper_module" / name).read_text())
+    code, out, _ = run(["specs", "--format", "json", "helper_module"], tmp_path)
+    assert code == 0, out
+    sites = [s for s in json.loads(out)["sites"] if s["filename"].endswith("layers.py")]
+    got = {(s["location"]["row"], s["kind"], s["via"]): s["spec"] for s in sites}
+    act = "P(('data', 'fsdp'), None, 'tensor')"
+    assert got == {(16, "logical partitioning", None): "P('fsdp', 'tensor')",
+                   (17, "logical partitioning", None): "P('tensor', 'fsdp')",
+                   **{(20, k, "maybe_shard_with_logical"): act
+                      for k in ("NamedSharding", "reshard", "with_sharding_constraint")},
+                   **{(23, k, "shard_in"): act
+                      for k in ("NamedSharding", "reshard", "with_sharding_constraint")}}
+    helper = [s for s in json.loads(out)["sites"] if s["filename"].endswith("shard_utils.py")]
+    assert [s["spec"] for s in helper] == [None, None, None]  # decided by each caller
+    program = textwrap.dedent(f"""
+        import sys, types, warnings, yaml
+        import jax
+        import jax.numpy as jnp
+        from flax import linen as nn, nnx
+        from jax.sharding import AxisType
+        sys.path.insert(0, {str(where)!r})
+        import layers
+        with open({str(where / "configs" / "base.yml")!r}) as f:
+            config = types.SimpleNamespace(**yaml.safe_load(f))
+        rules = [(k, tuple(v) if isinstance(v, list) else v) for k, v in config.logical_axis_rules]
+        mesh = jax.make_mesh((2, 2, 2), tuple(config.mesh_axes), axis_types=(AxisType.Auto,) * 3)
+        with jax.set_mesh(mesh), nn.logical_axis_rules(rules), warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # sharding=: flax 0.12 warns
+            block = layers.MlpBlock(config, mesh, rngs=nnx.Rngs(0))
+            act = jax.jit(block.shard_in)(jnp.zeros((4, 2, 8)))
+        RESULT = [repr(block.wi[...].sharding.spec), repr(block.wo[...].sharding.spec),
+                  repr(act.sharding.spec)]
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [
+        got[(16, "logical partitioning", None)], got[(17, "logical partitioning", None)],
+        got[(20, "with_sharding_constraint", "maybe_shard_with_logical")]]

@@ -229,7 +229,77 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
             return InstanceVal(target, assumed=True)
         if attr in CONFIG_NAMES:  # none, Any, or a class whose fields are dynamic (__getattr__)
             return yaml_config_instance(it.logical_config) or UNKNOWN
+    if it.assume_defaults:
+        key = ("stored literal", cls.node, attr)  # the class is walked once per attribute
+        if key not in it.ret_cache:
+            it.ret_cache[key] = _stored_literal((cls, owner), fdef, attr)
+        literal = it.ret_cache[key]
+        if literal is not None:
+            return it.ev(literal, owner.env, ctx)
     return UNKNOWN
+
+
+def _stored_literal(classes: Tuple[ClassVal, ClassVal], init: cst.FunctionDef,
+                    name: str) -> Optional[cst.BaseExpression]:
+    """The literal ``__init__`` stores as ``self.<name>`` in its own body (not under a
+    branch: ``self.axes = ("batch", "embed")``), where no other assignment of that
+    attribute is written anywhere in the class (nor in the base that defines ``__init__``)."""
+    me = init.params.params[0].name.value if init.params.params else None
+    found = None
+    for s in init.body.body:
+        if not isinstance(s, cst.SimpleStatementLine):
+            continue
+        for small in s.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and dotted(small.targets[0].target) == f"{me}.{name}":
+                found = small.value
+    if found is None or not _is_literal(found):
+        return None
+    counter = _Assignments(name)
+    for c in dict.fromkeys(classes):
+        c.node.visit(counter)
+    return found if counter.count == 1 else None
+
+
+def _is_literal(e: cst.CSTNode) -> bool:
+    """Strings, numbers, None/True/False, and tuples and lists of them."""
+    if isinstance(e, (cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(e, cst.Name):
+        return e.value in ("None", "True", "False")
+    if isinstance(e, (cst.Tuple, cst.List)):
+        return all(isinstance(el, cst.Element) and _is_literal(el.value) for el in e.elements)
+    return False
+
+
+class _Assignments(cst.CSTVisitor):
+    """How many times ``<anything>.<name>`` is assigned (``=``, ``+=``, ``: T =``) or
+    set with ``setattr``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.count = 0
+
+    def _target(self, t: cst.CSTNode) -> None:
+        if isinstance(t, cst.Attribute) and t.attr.value == self.name:
+            self.count += 1
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                self._target(el.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._target(t.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if dotted(node.func) in ("setattr", "object.__setattr__"):
+            self.count += 2  # set by name: not one literal
 
 
 def _stores(fdef: cst.FunctionDef, name: str) -> bool:

@@ -148,8 +148,17 @@ def unknown_reason(it: "Interpreter", value: Value, node: Optional[cst.CSTNode],
     if isinstance(node, cst.Subscript):
         return f"`{_code(node)}`: an element of a container the analyzer does not know"
     if isinstance(node, cst.Call):
+        params = _current_params(it) if _written_here(it, node) else []
+        for a in node.args:  # of a parameter: what the calls pass decides it
+            if isinstance(a.value, cst.Name) and a.value.value in params:
+                return (f"`{_code(node.func)}(...)` of {_name_reason(it, a.value.value, env)}")
         return f"`{_code(node.func)}(...)` returns a value the analyzer does not know"
     return f"`{_code(node)}` is not resolved"
+
+
+def _current_params(it: "Interpreter") -> List[str]:
+    params = getattr(it.func_stack[-1].val.node, "params", None) if it.func_stack else None
+    return _param_names(params) if params is not None else []
 
 
 def _is_spec_call(node: cst.Call) -> bool:
@@ -165,7 +174,7 @@ def _spec_reason(it: "Interpreter", spec: SpecVal, env: Env) -> str:
         return (f"{spec.describe()}: built by `{_code(spec.node.func)}(...)` with an entry "
                 "that is not a known axis name")
     written = spec.node.args if isinstance(spec.node, cst.Call) and spec.built_at is None else ()
-    if written and not _written_here(it, spec.node):
+    if written and spec.node is not None and not _written_here(it, spec.node):
         where = "a function it calls" if it.func_stack else "another module"
         return f"{spec.describe()}: an entry is not a known axis name (the spec is built in {where})"
     for i, e in enumerate(spec.entries):
@@ -381,10 +390,24 @@ def _resolved(it: "Interpreter", c: ApiCall, node: Optional[cst.CSTNode]) -> boo
     return False
 
 
+@observes(*api.NNX_VARIABLES)
+def _nnx_variable(it: "Interpreter", c: ApiCall, out: Value) -> None:
+    """An NNX variable declared with sharding metadata is a site, as
+    ``nnx.with_partitioning`` is."""
+    for key in api.NNX_SHARDING_KEYS:
+        a = c.args.kw.get(key)
+        if a is not None:
+            _partition_site(it, c, a.value, a.node)
+            return
+
+
 @observes(*MESH_AXIS_PARTITIONING)
 def _partitioning(it: "Interpreter", c: ApiCall, out: Value) -> None:
     i, name = MESH_AXIS_PARTITIONING[c.name]
-    names, node = c.args.get(i, name), c.args.node(i, name)
+    _partition_site(it, c, c.args.get(i, name), c.args.node(i, name))
+
+
+def _partition_site(it: "Interpreter", c: ApiCall, names: Value, node: Optional[cst.CSTNode]) -> None:
     if _resolved(it, c, node):
         return
     spec, mesh = _names_spec(names, node), _context_mesh(it, c.ctx)
