@@ -141,9 +141,12 @@ def _caller_dependent(merged: Dict[tuple, Merged], sites: List[ShardingSite]) ->
     for key, entry in merged.items():
         at = origin.get(key)
         if at is not None and entry[0] is not None:
-            own = (at, key[1], key[2], None)
+            # names a call passes may resolve as logical ones: the same site
+            own = (at, key[1].replace("logical ", ""), key[2], None)
             resolved[own] = resolved.get(own, 0) + 1
     for own, n in resolved.items():
+        if own not in merged:
+            own = (own[0], "logical " + own[1], own[2], None)
         mine = merged.get(own)
         if mine is not None and mine[0] is None:
             calls = "1 call" if n == 1 else f"{n} calls"

@@ -335,17 +335,22 @@ def test_placing_on_one_device_is_not_a_sharding_site(jax8):
 
 def test_parameter_defaults_are_read_where_no_caller_is_in_view(jax8):
     """A parameter's declared default (not None), and ``self.x`` that ``__init__`` stores
-    from such a parameter, stand for it where no call is in view, said so; JAX, run
-    with those defaults, constrains exactly so."""
+    from such a parameter (or from an attribute of one: ``config.shd_config``), stand for
+    it where no call is in view, said so; JAX, run with those defaults, constrains
+    exactly so."""
     from jax_snippets import run_snippets
     from shardcheck.analyzer.config import Config
     path = PROGRAMS / "param_defaults.py"
     sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
     got = {(s.row, s.kind, s.via): (s.spec, s.assumes) for s in sites}
-    assert got == {  # the helper's one caller passes what it assumed: so does the helper
-        (21, "with_sharding_constraint", None): (
+    assert got == {  # the helper's two callers pass different specs, each assumed
+        (21, "with_sharding_constraint", None): (None, ()),
+        (30, "with_sharding_constraint", "shard"): (
             "P('data', None, 'model')", ("Block.__init__.shd_config",)),
-        (34, "with_sharding_constraint", None): ("P(None, 'model')", ("constrain.spec",))}
+        (34, "with_sharding_constraint", None): ("P(None, 'model')", ("constrain.spec",)),
+        # self.shd_config = config.shd_config: the annotated class's field default
+        (47, "with_sharding_constraint", "shard"): ("P('data', 'model')", ("ModelConfig.shd_config",))}
+    assert sites[0].reason.startswith("set by the caller: resolved at 2 calls in view")
     checked = sharding_sites(path.read_text(), str(path))
     assert [(s.row, s.spec) for s in checked] == [(21, None), (34, None)]
     program = path.read_text() + textwrap.dedent("""
@@ -355,12 +360,15 @@ def test_parameter_defaults_are_read_where_no_caller_is_in_view(jax8):
         with jax.set_mesh(mesh):
             a = jax.jit(Block(16))(jnp.zeros((4, 8, 16)))
             b = jax.jit(constrain)(jnp.zeros((8, 16)))
-        RESULT = [repr(a.sharding.spec), repr(b.sharding.spec)]
+            c = jax.jit(Mlp(ModelConfig()))(jnp.zeros((8, 16)))
+        RESULT = [repr(a.sharding.spec), repr(b.sharding.spec), repr(c.sharding.spec)]
         """)
     (res,) = run_snippets([program])
     assert res["status"] == "ok", res
     assert [_as_written(r) for r in res["result"]] == [
-        got[(21, "with_sharding_constraint", None)][0], got[(34, "with_sharding_constraint", None)][0]]
+        got[(30, "with_sharding_constraint", "shard")][0],
+        got[(34, "with_sharding_constraint", None)][0],
+        got[(47, "with_sharding_constraint", "shard")][0]]
 
 
 def test_branches_python_decides_from_constants_take_the_branch_jax_runs(jax8):
@@ -471,8 +479,9 @@ def test_a_helper_in_another_module_is_listed_at_each_call_as_flax_resolves_it(t
     """A project's ``maybe_shard_with_logical`` helper lives in its own module; a layer
     calls it with names it stores in ``__init__``. Each call lists what the helper's
     sites resolve to there (the helper's own sites stay with its module), and NNX
-    parameters declared with ``out_sharding=``/``sharding=`` names are sites. flax and
-    JAX, under the YAML's rules on a mesh of its axes, shard exactly so."""
+    parameters declared with ``out_sharding=``/``sharding=`` names are sites, listed at
+    each construction of the module that declares them with the names it is passed.
+    flax and JAX, under the YAML's rules on a mesh of its axes, shard exactly so."""
     from jax_snippets import run_snippets
     where = tmp_path / "helper_module"  # not under the repository (its discovery)
     (where / "configs").mkdir(parents=True)
@@ -489,7 +498,14 @@ def test_a_helper_in_another_module_is_listed_at_each_call_as_flax_resolves_it(t
                    **{(20, k, "maybe_shard_with_logical"): act
                       for k in ("NamedSharding", "reshard", "with_sharding_constraint")},
                    **{(23, k, "shard_in"): act
-                      for k in ("NamedSharding", "reshard", "with_sharding_constraint")}}
+                      for k in ("NamedSharding", "reshard", "with_sharding_constraint")},
+                   # a module constructed with the sharding of the parameter it declares
+                   (28, "partitioning", None): None,
+                   (35, "logical partitioning", "Einsum"): "P('fsdp', None)",
+                   (36, "logical partitioning", "Einsum"): "P(None, 'fsdp')"}
+    assert [s["reason"] for s in sites if s["spec"] is None] == [
+        "set by the caller: resolved at 2 calls in view, listed where they are made; here "
+        "`sharding` is a parameter of `__init__`, which no call in view passes"]
     helper = [s for s in json.loads(out)["sites"] if s["filename"].endswith("shard_utils.py")]
     assert [s["spec"] for s in helper] == [None, None, None]  # decided by each caller
     program = textwrap.dedent(f"""
@@ -508,11 +524,14 @@ def test_a_helper_in_another_module_is_listed_at_each_call_as_flax_resolves_it(t
             warnings.simplefilter("ignore", DeprecationWarning)  # sharding=: flax 0.12 warns
             block = layers.MlpBlock(config, mesh, rngs=nnx.Rngs(0))
             act = jax.jit(block.shard_in)(jnp.zeros((4, 2, 8)))
+            attention = layers.Attention(config)
         RESULT = [repr(block.wi[...].sharding.spec), repr(block.wo[...].sharding.spec),
-                  repr(act.sharding.spec)]
+                  repr(act.sharding.spec), repr(attention.q.w[...].sharding.spec),
+                  repr(attention.o.w[...].sharding.spec)]
         """)
     (res,) = run_snippets([program])
     assert res["status"] == "ok", res
     assert [_as_written(r) for r in res["result"]] == [
         got[(16, "logical partitioning", None)], got[(17, "logical partitioning", None)],
-        got[(20, "with_sharding_constraint", "maybe_shard_with_logical")]]
+        got[(20, "with_sharding_constraint", "maybe_shard_with_logical")],
+        got[(35, "logical partitioning", "Einsum")], got[(36, "logical partitioning", "Einsum")]]

@@ -22,6 +22,7 @@ from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, construct,
                       field_default, instance_attribute, python_config_instance,
                       yaml_config_instance)
+from .objects import _method as class_method
 from .objects import lookup as class_lookup
 from .state import Arg, CallArgs, Env, GradVal
 
@@ -138,7 +139,10 @@ class CallsMixin(InterpreterBase):
             return UNKNOWN
         if isinstance(callee, ClassVal):  # shardcheck specs: a config object made here
             self.pass_functions(args, ctx)
-            return construct(callee, pos, kws) if not call.starred else InstanceVal(callee)
+            made = construct(callee, pos, kws) if not call.starred else InstanceVal(callee)
+            if self.assume_defaults and not call.starred:
+                self.constructor_sites(callee, made, e, pos, kws, ctx)
+            return made
         handler = callee_handler(callee)
         if handler is not None:
             return handler(self, callee, ApiCall("", e, call, env, ctx))
@@ -172,6 +176,18 @@ class CallsMixin(InterpreterBase):
                 get_hook("passed")(self, v, a.node, ctx)
             else:
                 self.note_call(v, c, ())
+
+    def constructor_sites(self, cls: ClassVal, made: Value, e: cst.Call, args: tuple,
+                          kwargs: dict, ctx: MeshCtx) -> None:
+        """``Block(..., sharding=...)`` (the map only): the sites the class's ``__init__``
+        reaches for these arguments (an NNX module's parameters, declared with the
+        sharding its caller passes) are listed at the call, via the class. A class that
+        writes no ``__init__`` (a dataclass, a Linen module) has none to run."""
+        init = class_method(cls, "__init__")
+        if init is None:
+            return
+        fdef, owner = init
+        self.sites_via(FuncVal(fdef, cls.name, owner.env), e, (made,) + args, kwargs, ctx)
 
     def sites_via(self, fv: FuncVal, e: cst.Call, args: tuple, kwargs: dict,
                   ctx: MeshCtx) -> Value:

@@ -217,33 +217,55 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
         return UNKNOWN
     fdef, owner = init
     for p in list(fdef.params.params) + list(fdef.params.kwonly_params):
-        if p.name.value != attr or not _stores(fdef, attr):
-            continue
-        default = it.ev(p.default, owner.env, ctx) if p.default is not None else UNKNOWN
-        if default is not UNKNOWN and not (isinstance(default, Const) and default.value is None):
-            it.assumed.append(f"{owner.name}.__init__.{attr}")  # its declared default
-            return default
-        ann = p.annotation.annotation if p.annotation is not None else None
-        target = it.ev(ann, owner.env, ctx) if ann is not None else UNKNOWN
-        if isinstance(target, ClassVal) and not (target.opaque and attr in CONFIG_NAMES):
-            return InstanceVal(target, assumed=True)
-        if attr in CONFIG_NAMES:  # none, Any, or a class whose fields are dynamic (__getattr__)
-            return yaml_config_instance(it.logical_config) or UNKNOWN
+        if p.name.value == attr and _stores(fdef, attr):
+            return _parameter_value(it, owner, p, ctx)
     if it.assume_defaults:
         key = ("stored literal", cls.node, attr)  # the class is walked once per attribute
         if key not in it.ret_cache:
             it.ret_cache[key] = _stored_literal((cls, owner), fdef, attr)
         literal = it.ret_cache[key]
         if literal is not None:
-            return it.ev(literal, owner.env, ctx)
+            from .state import Env
+            env = Env(parent=owner.env)  # the parameters a chain starts from, as assumed
+            for p in list(fdef.params.params)[1:] + list(fdef.params.kwonly_params):
+                if p.name.value == _root(literal):
+                    env.vars[p.name.value] = _parameter_value(it, owner, p, ctx)
+            return it.ev(literal, env, ctx)
     return UNKNOWN
+
+
+def _parameter_value(it: Any, owner: ClassVal, p: cst.Param, ctx: Any) -> Value:
+    """What ``__init__``'s parameter ``p`` holds with no caller in view: its declared
+    default (not None), assumed; else an instance of the source class it is annotated
+    with; else, for a config parameter (see ``CONFIG_NAMES``), the run's YAML config."""
+    attr = p.name.value
+    default = it.ev(p.default, owner.env, ctx) if p.default is not None else UNKNOWN
+    if default is not UNKNOWN and not (isinstance(default, Const) and default.value is None):
+        it.assumed.append(f"{owner.name}.__init__.{attr}")  # its declared default
+        return default
+    ann = p.annotation.annotation if p.annotation is not None else None
+    target = it.ev(ann, owner.env, ctx) if ann is not None else UNKNOWN
+    if isinstance(target, ClassVal) and not (target.opaque and attr in CONFIG_NAMES):
+        return InstanceVal(target, assumed=True)
+    if attr in CONFIG_NAMES:  # none, Any, or a class whose fields are dynamic (__getattr__)
+        return yaml_config_instance(it.logical_config) or UNKNOWN
+    return UNKNOWN
+
+
+def _root(e: cst.CSTNode) -> Optional[str]:
+    """The name an attribute chain starts from (``config.shd_config``: ``config``)."""
+    while isinstance(e, cst.Attribute):
+        e = e.value
+    return e.value if isinstance(e, cst.Name) else None
 
 
 def _stored_literal(classes: Tuple[ClassVal, ClassVal], init: cst.FunctionDef,
                     name: str) -> Optional[cst.BaseExpression]:
     """The literal ``__init__`` stores as ``self.<name>`` in its own body (not under a
-    branch: ``self.axes = ("batch", "embed")``), where no other assignment of that
-    attribute is written anywhere in the class (nor in the base that defines ``__init__``)."""
+    branch: ``self.axes = ("batch", "embed")``), or an attribute chain from one of its
+    parameters that it never rebinds (``self.shd_config = config.shd_config``), where no
+    other assignment of that attribute is written anywhere in the class (nor in the base
+    that defines ``__init__``)."""
     me = init.params.params[0].name.value if init.params.params else None
     found = None
     for s in init.body.body:
@@ -253,12 +275,54 @@ def _stored_literal(classes: Tuple[ClassVal, ClassVal], init: cst.FunctionDef,
             if isinstance(small, cst.Assign) and len(small.targets) == 1 \
                     and dotted(small.targets[0].target) == f"{me}.{name}":
                 found = small.value
-    if found is None or not _is_literal(found):
+    if found is None:
         return None
+    if not _is_literal(found):  # else a chain from a parameter __init__ never rebinds
+        root = _root(found)
+        params = [p.name.value for p in list(init.params.params)[1:] + list(init.params.kwonly_params)]
+        if not isinstance(found, cst.Attribute) or root not in params or _rebinds(init, root):
+            return None
     counter = _Assignments(name)
     for c in dict.fromkeys(classes):
         c.node.visit(counter)
     return found if counter.count == 1 else None
+
+
+def _rebinds(fdef: cst.FunctionDef, name: str) -> bool:
+    """Whether ``fdef``'s body assigns the bare name ``name`` anywhere."""
+    finder = _NameAssignments(name)
+    fdef.body.visit(finder)
+    return finder.found
+
+
+class _NameAssignments(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.found |= any(isinstance(n, cst.Name) and n.value == self.name
+                          for n in _names_in(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.found |= isinstance(node.target, cst.Name) and node.target.value == self.name
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.found |= isinstance(node.target, cst.Name) and node.target.value == self.name
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.found |= isinstance(node.target, cst.Name) and node.target.value == self.name
+
+    def visit_For(self, node: cst.For) -> None:
+        self.found |= any(n.value == self.name for n in _names_in(node.target))
+
+
+def _names_in(t: cst.CSTNode) -> List[cst.Name]:
+    if isinstance(t, cst.Name):
+        return [t]
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return [n for el in t.elements for n in _names_in(el.value)]
+    return []
 
 
 def _is_literal(e: cst.CSTNode) -> bool:

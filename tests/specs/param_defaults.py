@@ -32,3 +32,16 @@ class Block:
 
 def constrain(x, spec=P(None, "model")):
     return jax.lax.with_sharding_constraint(x, spec)
+
+
+@dataclasses.dataclass
+class ModelConfig:
+    shd_config: ShardingConfig = dataclasses.field(default_factory=ShardingConfig.get_default_sharding)
+
+
+class Mlp:
+    def __init__(self, config: ModelConfig):
+        self.shd_config = config.shd_config  # a chain from a parameter: its class's default
+
+    def __call__(self, x):
+        return shard(x, self.shd_config.ffw_df)

@@ -21,3 +21,16 @@ class MlpBlock(nnx.Module):
 
     def __call__(self, x):
         return self.shard_in(x) @ self.wi @ self.wo
+
+
+class Einsum(nnx.Module):
+    def __init__(self, shape, *, sharding):
+        self.w = nnx.Param(jnp.zeros(shape), out_sharding=sharding)
+
+
+class Attention(nnx.Module):
+    """Its parameters' shardings are passed to the module that declares them."""
+
+    def __init__(self, config: Any):
+        self.q = Einsum((config.emb_dim, 4), sharding=("embed", None))
+        self.o = Einsum((4, config.emb_dim), sharding=(None, "embed"))
