@@ -195,22 +195,24 @@ _MODEL_TREES = ("get_partition_spec", "get_named_sharding", "logical_to_mesh_sha
 
 def _written_here(it: "Interpreter", node: cst.CSTNode) -> bool:
     """Whether ``node`` is written in the function (or module body) being analysed, so
-    that its names mean what the environment there holds."""
+    that its names mean what the environment there holds. Each body is walked once."""
     body = it.func_stack[-1].val.node if it.func_stack else it.module
-    finder = _Finds(node)
-    body.visit(finder)
-    return finder.found
+    key = ("nodes written in", body)
+    ids = it.ret_cache.get(key)
+    if ids is None:
+        collector = _NodeIds()
+        body.visit(collector)
+        ids = it.ret_cache[key] = frozenset(collector.ids)  # type: ignore[assignment]
+    return id(node) in ids  # type: ignore[operator]
 
 
-class _Finds(cst.CSTVisitor):
-    def __init__(self, node: cst.CSTNode) -> None:
-        self.node = node
-        self.found = False
+class _NodeIds(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.ids: set = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if node is self.node:
-            self.found = True
-        return not self.found
+        self.ids.add(id(node))
+        return True
 
 
 def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
