@@ -64,16 +64,16 @@ def _assigned_on_self(stmt: cst.ClassDef) -> Tuple[set, bool]:
     return out, opaque
 
 
-class _SelfAssignments(cst.CSTVisitor):
-    def __init__(self, me: str):
-        self.me = me
-        self.names: set = set()
-        self.dynamic = False
+class _AttributeTargets(cst.CSTVisitor):
+    """Every attribute assigned (``=``, ``: T =``, ``+=``, tuple targets too), each given
+    to ``hit``."""
+
+    def hit(self, t: cst.Attribute) -> None:
+        raise NotImplementedError
 
     def _target(self, t: cst.CSTNode) -> None:
-        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) \
-                and t.value.value == self.me:
-            self.names.add(t.attr.value)
+        if isinstance(t, cst.Attribute):
+            self.hit(t)
         elif isinstance(t, (cst.Tuple, cst.List)):
             for el in t.elements:
                 self._target(el.value)
@@ -86,6 +86,17 @@ class _SelfAssignments(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._target(node.target)
+
+
+class _SelfAssignments(_AttributeTargets):
+    def __init__(self, me: str):
+        self.me = me
+        self.names: set = set()
+        self.dynamic = False
+
+    def hit(self, t: cst.Attribute) -> None:
+        if isinstance(t.value, cst.Name) and t.value.value == self.me:
+            self.names.add(t.attr.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = dotted(node.func)
@@ -336,30 +347,15 @@ def _is_literal(e: cst.CSTNode) -> bool:
     return False
 
 
-class _Assignments(cst.CSTVisitor):
-    """How many times ``<anything>.<name>`` is assigned (``=``, ``+=``, ``: T =``) or
-    set with ``setattr``."""
+class _Assignments(_AttributeTargets):
+    """How many times ``<anything>.<name>`` is assigned, or set with ``setattr``."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.count = 0
 
-    def _target(self, t: cst.CSTNode) -> None:
-        if isinstance(t, cst.Attribute) and t.attr.value == self.name:
-            self.count += 1
-        elif isinstance(t, (cst.Tuple, cst.List)):
-            for el in t.elements:
-                self._target(el.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._target(t.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target)
+    def hit(self, t: cst.Attribute) -> None:
+        self.count += t.attr.value == self.name
 
     def visit_Call(self, node: cst.Call) -> None:
         if dotted(node.func) in ("setattr", "object.__setattr__"):
