@@ -10,7 +10,7 @@ evaluates (code it does not reach) is listed too, as unknown, so the map is comp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -131,12 +131,13 @@ def _merge(sites: List[ShardingSite]) -> Dict[tuple, Merged]:
         mesh = prev[1] if prev[1] == entry[1] else None
         logical = prev[3] if prev[3] == entry[3] else None
         out[key] = (spec, mesh, reason, logical)
-    return _caller_dependent(_drop_known_at_origin(out, sites), sites)
-
-
-def _caller_dependent(merged: Dict[tuple, Merged], sites: List[ShardingSite]) -> Dict[tuple, Merged]:
-    """A helper's own site that its calls resolve says so: its spec is its caller's."""
+    # a helper's site as a call reaches it -> the helper's own site
     origin = {(s.node, s.kind, s.path, s.via): s.origin for s in sites if s.via is not None}
+    return _caller_dependent(_drop_known_at_origin(out, origin), origin)
+
+
+def _caller_dependent(merged: Dict[tuple, Merged], origin: Dict[tuple, Any]) -> Dict[tuple, Merged]:
+    """A helper's own site that its calls resolve says so: its spec is its caller's."""
     resolved: Dict[tuple, int] = {}
     for key, entry in merged.items():
         at = origin.get(key)
@@ -166,11 +167,10 @@ def _assumptions(sites: List[ShardingSite]) -> Dict[tuple, Tuple[str, ...]]:
 
 
 def _drop_known_at_origin(merged: Dict[tuple, Merged],
-                          sites: List[ShardingSite]) -> Dict[tuple, Merged]:
+                          origin: Dict[tuple, Any]) -> Dict[tuple, Merged]:
     """A helper's site as one call reaches it says something only where that call
     resolves it and the helper's own analysis does not (or it is written in another
     file): the others go."""
-    origin = {(s.node, s.kind, s.path, s.via): s.origin for s in sites if s.via is not None}
     out = {}
     for key, entry in merged.items():
         at = origin.get(key)

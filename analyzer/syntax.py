@@ -18,6 +18,13 @@ def dotted(node: cst.CSTNode) -> str:
     return ""
 
 
+def root_name(node: cst.CSTNode) -> Optional[str]:
+    """The name an attribute chain starts from (``config.shd_config``: ``config``)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 

@@ -12,7 +12,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from ..syntax import dotted
+from ..syntax import dotted, root_name
 from ..values import UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, PartialVal, Value
 
 _DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass", "struct.dataclass",
@@ -239,7 +239,7 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
             from .state import Env
             env = Env(parent=owner.env)  # the parameters a chain starts from, as assumed
             for p in list(fdef.params.params)[1:] + list(fdef.params.kwonly_params):
-                if p.name.value == _root(literal):
+                if p.name.value == root_name(literal):
                     env.vars[p.name.value] = _parameter_value(it, owner, p, ctx)
             return it.ev(literal, env, ctx)
     return UNKNOWN
@@ -263,13 +263,6 @@ def _parameter_value(it: Any, owner: ClassVal, p: cst.Param, ctx: Any) -> Value:
     return UNKNOWN
 
 
-def _root(e: cst.CSTNode) -> Optional[str]:
-    """The name an attribute chain starts from (``config.shd_config``: ``config``)."""
-    while isinstance(e, cst.Attribute):
-        e = e.value
-    return e.value if isinstance(e, cst.Name) else None
-
-
 def _stored_literal(classes: Tuple[ClassVal, ClassVal], init: cst.FunctionDef,
                     name: str) -> Optional[cst.BaseExpression]:
     """The literal ``__init__`` stores as ``self.<name>`` in its own body (not under a
@@ -277,19 +270,12 @@ def _stored_literal(classes: Tuple[ClassVal, ClassVal], init: cst.FunctionDef,
     parameters that it never rebinds (``self.shd_config = config.shd_config``), where no
     other assignment of that attribute is written anywhere in the class (nor in the base
     that defines ``__init__``)."""
-    me = init.params.params[0].name.value if init.params.params else None
-    found = None
-    for s in init.body.body:
-        if not isinstance(s, cst.SimpleStatementLine):
-            continue
-        for small in s.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                    and dotted(small.targets[0].target) == f"{me}.{name}":
-                found = small.value
+    stored = list(_stored_on_self(init, name))
+    found = stored[-1] if stored else None
     if found is None:
         return None
     if not _is_literal(found):  # else a chain from a parameter __init__ never rebinds
-        root = _root(found)
+        root = root_name(found)
         params = [p.name.value for p in list(init.params.params)[1:] + list(init.params.kwonly_params)]
         if not isinstance(found, cst.Attribute) or root not in params or _rebinds(init, root):
             return None
@@ -364,16 +350,20 @@ class _Assignments(_AttributeTargets):
 
 def _stores(fdef: cst.FunctionDef, name: str) -> bool:
     """``self.<name> = <name>`` is a statement of ``fdef``'s body."""
+    return any(isinstance(v, cst.Name) and v.value == name for v in _stored_on_self(fdef, name))
+
+
+def _stored_on_self(fdef: cst.FunctionDef, name: str) -> Iterator[cst.BaseExpression]:
+    """The values ``fdef``'s own body (not under a branch) assigns as ``self.<name> = v``,
+    in order."""
     me = fdef.params.params[0].name.value if fdef.params.params else None
     for s in fdef.body.body:
         if not isinstance(s, cst.SimpleStatementLine):
             continue
         for small in s.body:
             if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                    and dotted(small.targets[0].target) == f"{me}.{name}" \
-                    and isinstance(small.value, cst.Name) and small.value.value == name:
-                return True
-    return False
+                    and dotted(small.targets[0].target) == f"{me}.{name}":
+                yield small.value
 
 
 def construct(cls: ClassVal, pos: tuple, kws: dict) -> Value:

@@ -18,7 +18,7 @@ from sharding_types import AxisType
 
 from ..events import MeshCtx, ShardMapCall
 from ..facts import ClosedOverExplicitArray
-from ..syntax import subtree
+from ..syntax import root_name, subtree
 from ..values import ArrayVal, FuncVal, PartialVal, QualName, Value
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def _bound_names(fn: cst.CSTNode) -> Set[str]:
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 out.update(_names_in(bound))
                 if isinstance(bound, cst.Attribute):
-                    out.add(_root(bound) or "")
+                    out.add(root_name(bound) or "")
     return out
 
 
@@ -88,12 +88,6 @@ def _names_in(target: Optional[cst.CSTNode]) -> Iterator[str]:
     for node in subtree(target):  # into a set: any order
         if isinstance(node, cst.Name):
             yield node.value
-
-
-def _root(node: cst.CSTNode) -> Optional[str]:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
 
 
 def _operand_uses(fn: cst.CSTNode, scope) -> Iterator[Tuple[str, cst.Name]]:
@@ -131,7 +125,7 @@ def _traced_use(name: cst.Name, parent: Optional[cst.CSTNode], parents: Dict[int
     if isinstance(parent, cst.Arg) and parent.value is name:
         call = parents.get(id(parent))
         if isinstance(call, cst.Call):
-            root = _root(call.func)
+            root = root_name(call.func)
             callee = scope.lookup(root) if root else None
             return isinstance(callee, QualName) and callee.name.split(".")[0] == "jax"
     return False

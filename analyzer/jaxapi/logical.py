@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 _LINEN = ("flax.linen", "flax.linen.spmd", "flax.linen.partitioning")
 _CORE = ("flax.core.spmd", "flax.linen", "flax.nnx", "flax.linen.spmd")
 _UNCONSTRAINED = ("jax.sharding.PartitionSpec.UNCONSTRAINED",)
-# nnx.Variable's sharding metadata keywords, newest first (the others are deprecated)
 
 
 @dataclass(frozen=True, eq=False)

@@ -216,16 +216,14 @@ class _NodeIds(cst.CSTVisitor):
 
 
 def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
-    if it.func_stack:
+    if name in _current_params(it):
         info = it.func_stack[-1]
         fn = info.val.node
-        params = getattr(fn, "params", None)
-        if params is not None and name in _param_names(params):
-            label = fn.name.value if isinstance(fn, cst.FunctionDef) else "lambda"
-            if any(info.call_args.values()):
-                return (f"`{name}` is a parameter of `{label}`, whose calls pass different "
-                        "or unknown values")
-            return f"`{name}` is a parameter of `{label}`, which no call in view passes"
+        label = fn.name.value if isinstance(fn, cst.FunctionDef) else "lambda"
+        if any(info.call_args.values()):
+            return (f"`{name}` is a parameter of `{label}`, whose calls pass different "
+                    "or unknown values")
+        return f"`{name}` is a parameter of `{label}`, which no call in view passes"
     scope: Optional[Env] = env
     while scope is not None:
         if name in scope.vars:
