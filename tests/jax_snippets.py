@@ -2,8 +2,10 @@
 
 One server process per test process (per xdist worker) imports JAX once, without
 starting a backend, and stays up for the session; every job runs in a child forked
-from it, so each starts fresh (no backend, no mesh set, no compiled state) without
-paying JAX's import again. Up to ``parallel()`` children run at once.
+from it, so each starts fresh (no backend, no mesh set, nothing traced) without
+paying JAX's import again. Up to ``parallel()`` children run at once. XLA's compiled
+executables are shared through a compilation cache on disk, the server's own: a
+computation compiled by one child is loaded, not compiled, by the next.
 
 A job is a snippet (``run_snippets``), a program run as ``python PATH`` would run it
 (``run_programs``), or a program run by ``shardcheck confirm``'s own runtime driver,
@@ -121,6 +123,13 @@ class _Server:
         self.dir = tempfile.mkdtemp(prefix="jax-snippets-")
         self.log = open(os.path.join(self.dir, "server.log"), "w+")
         env = dict(os.environ, PYTHONWARNINGS="ignore", JAX_PLATFORMS="cpu")
+        # One compilation cache for this server's children: a computation several jobs
+        # compile alike (``jnp.zeros((8, 4))`` placed on the same mesh, ...) is compiled by
+        # the first and loaded by the rest. It lives and dies with this server. (Children
+        # running at once may race on an entry: JAX then warns and compiles it again.)
+        env.update(JAX_COMPILATION_CACHE_DIR=os.path.join(self.dir, "xla-cache"),
+                   JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+                   JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1")
         flags = [f for f in env.get("XLA_FLAGS", "").split()
                  if not f.startswith("--xla_force_host_platform_device_count")]
         env["XLA_FLAGS"] = " ".join(flags + ["--xla_force_host_platform_device_count=8"])
@@ -152,9 +161,7 @@ class _Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
         self.log.close()
-        for name in os.listdir(self.dir):
-            os.remove(os.path.join(self.dir, name))
-        os.rmdir(self.dir)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 _server: Optional[_Server] = None

@@ -524,6 +524,7 @@ def test_a_large_generated_file_is_skipped_by_default_with_a_note(tmp_path):
 
 
 # -- dogfood ------------------------------------------------------------------------------
+@pytest.mark.slow  # every file of the repository, tests included: CI's `-m slow` leg
 def test_shardcheck_passes_on_its_own_repository(tmp_path):
     code, out, err = cli([".", "--cache-dir", str(tmp_path / "cache")], ROOT, timeout=900)
     assert code == 0, out + err
