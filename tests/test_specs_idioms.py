@@ -201,8 +201,9 @@ def test_an_axis_typo_in_spec_arithmetic_is_reported_where_jax_raises(tmp_path, 
     src = (PROGRAMS / "spec_arithmetic.py").read_text().replace(
         'base + ("model",)', 'base + ("modle",)')
     (tmp_path / "typo.py").write_text(src)
+    line = next(i for i, text in enumerate(src.splitlines(), 1) if '("modle",)' in text)
     code, out, _ = run(["check", "--no-cache", "typo.py"], tmp_path)
-    assert code == 1 and "typo.py:13:" in out and "SC101" in out and "modle" in out, out
+    assert code == 1 and f"typo.py:{line}:" in out and "SC101" in out and "modle" in out, out
     (res,) = run_snippets([src + "RESULT = 1\n"])
     assert res["status"] != "ok" and "modle" in str(res), res
 

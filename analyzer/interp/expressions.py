@@ -274,6 +274,8 @@ class ExpressionsMixin(InterpreterBase):
 
     def iter_items(self, v: Value) -> Optional[List[Value]]:
         """The items a loop over ``v`` sees, when few and known."""
+        if isinstance(v, SpecVal):  # a PartitionSpec iterates over its entries
+            v = spec_items(v)
         if isinstance(v, TupleVal) and len(v.items) <= _MAX_UNROLL:
             return list(v.items)
         if isinstance(v, DictVal) and 0 < len(v.items) <= _MAX_UNROLL:

@@ -8,7 +8,8 @@ import libcst as cst
 
 from ..events import MeshCtx, TypeRecord
 from ..jaxapi.registry import get_hook
-from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName,
+from ..jaxapi.specs import spec_items
+from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName, SpecVal,
                       TupleVal, Value)
 from ..syntax import dotted
 from ..values import InstanceVal
@@ -263,6 +264,8 @@ class StatementsMixin(InterpreterBase):
                                                 mesh.names if mesh is not None else None))
         elif isinstance(target, (cst.Tuple, cst.List)):
             elems = target.elements
+            if isinstance(v, SpecVal):  # `b, t, d = spec`: a PartitionSpec is a tuple
+                v = spec_items(v)
             starred = any(isinstance(e, cst.StarredElement) for e in elems)
             items = v.items if isinstance(v, TupleVal) and not starred and len(v.items) == len(elems) else None
             if isinstance(v, ArrayVal) and not starred and v.shape and v.shape[0] == len(elems):

@@ -1,6 +1,7 @@
 """Specs built with arithmetic: a spec plus a tuple and a tuple plus a spec (JAX's
 ``PartitionSpec.__add__``/``__radd__``), a spec's entries by index and by slice, and a
-tuple of specs repeated and extended, and `tuple`/`list` of a generator or a spec."""
+tuple of specs repeated and extended, `tuple`/`list` of a generator or a spec, and a
+spec unpacked into names or iterated."""
 import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType
@@ -19,3 +20,7 @@ specs += (P(None, "model"),)
 trio = jax.device_put((x, x, x), specs)
 pair = jax.device_put((x, x), tuple(P(n) for n in ("data", "model")))
 e = jax.device_put(x, P(*list(base), "model"))
+act = P("data", None, "model")
+b_ax, t_ax, d_ax = act  # a spec unpacks to its entries (tunix: `shd_b, shd_t, ... = spec`)
+f = jax.device_put(x, P(b_ax, d_ax, t_ax))
+g = jax.device_put(x, P(*[ax for ax in act][::-1]))
