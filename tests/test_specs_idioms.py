@@ -335,25 +335,30 @@ def test_placing_on_one_device_is_not_a_sharding_site(jax8):
 
 
 def test_parameter_defaults_are_read_where_no_caller_is_in_view(jax8):
-    """A parameter's declared default (not None), and ``self.x`` that ``__init__`` stores
-    from such a parameter (or from an attribute of one: ``config.shd_config``), stand for
-    it where no call is in view, said so; JAX, run with those defaults, constrains
-    exactly so."""
+    """A parameter's declared default (not None, or None where the body fills it in:
+    ``if specs is None: specs = factory()``, ``spec = spec or ...``), and ``self.x`` that
+    ``__init__`` stores from such a parameter (or from an attribute of one:
+    ``config.shd_config``), stand for it where no call is in view, said so; a factory's
+    early ``return`` under a branch Python takes is what it returns. JAX, run with those
+    defaults, constrains exactly so."""
     from jax_snippets import run_snippets
     from shardcheck.analyzer.config import Config
     path = PROGRAMS / "param_defaults.py"
     sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
     got = {(s.row, s.kind, s.via): (s.spec, s.assumes) for s in sites}
     assert got == {  # the helper's two callers pass different specs, each assumed
-        (21, "with_sharding_constraint", None): (None, ()),
-        (30, "with_sharding_constraint", "shard"): (
+        (22, "with_sharding_constraint", None): (None, ()),
+        (31, "with_sharding_constraint", "shard"): (
             "P('data', None, 'model')", ("Block.__init__.shd_config",)),
-        (34, "with_sharding_constraint", None): ("P(None, 'model')", ("constrain.spec",)),
+        (35, "with_sharding_constraint", None): ("P(None, 'model')", ("constrain.spec",)),
         # self.shd_config = config.shd_config: the annotated class's field default
-        (47, "with_sharding_constraint", "shard"): ("P('data', 'model')", ("ModelConfig.shd_config",))}
+        (48, "with_sharding_constraint", "shard"): ("P('data', 'model')", ("ModelConfig.shd_config",)),
+        # None defaults the body fills in from the factory: its "default" and "tensor" returns
+        (67, "with_sharding_constraint", None): ("P('data', None, None)", ("Dit.__init__.specs",)),
+        (72, "with_sharding_constraint", None): ("P(None, 'model')", ("constrain_or.spec",))}
     assert sites[0].reason.startswith("set by the caller: resolved at 2 calls in view")
     checked = sharding_sites(path.read_text(), str(path))
-    assert [(s.row, s.spec) for s in checked] == [(21, None), (34, None)]
+    assert [(s.row, s.spec) for s in checked] == [(22, None), (35, None), (67, None), (72, None)]
     program = path.read_text() + textwrap.dedent("""
         import jax.numpy as jnp
         from jax.sharding import AxisType
@@ -362,14 +367,16 @@ def test_parameter_defaults_are_read_where_no_caller_is_in_view(jax8):
             a = jax.jit(Block(16))(jnp.zeros((4, 8, 16)))
             b = jax.jit(constrain)(jnp.zeros((8, 16)))
             c = jax.jit(Mlp(ModelConfig()))(jnp.zeros((8, 16)))
-        RESULT = [repr(a.sharding.spec), repr(b.sharding.spec), repr(c.sharding.spec)]
+            d = jax.jit(Dit())(jnp.zeros((4, 8, 16)))
+            e = jax.jit(constrain_or)(jnp.zeros((8, 16)))
+        RESULT = [repr(v.sharding.spec) for v in (a, b, c, d, e)]
         """)
     (res,) = run_snippets([program])
     assert res["status"] == "ok", res
-    assert [_as_written(r) for r in res["result"]] == [
-        got[(30, "with_sharding_constraint", "shard")][0],
-        got[(34, "with_sharding_constraint", None)][0],
-        got[(47, "with_sharding_constraint", "shard")][0]]
+    assert [_as_written(r) for r in res["result"]] == [_without_trailing_none(got[key][0]) for key in [
+        (31, "with_sharding_constraint", "shard"), (35, "with_sharding_constraint", None),
+        (48, "with_sharding_constraint", "shard"), (67, "with_sharding_constraint", None),
+        (72, "with_sharding_constraint", None)]]
 
 
 def test_branches_python_decides_from_constants_take_the_branch_jax_runs(jax8):

@@ -38,6 +38,7 @@ class InterpreterBase:
     caller: Any  # "module" or the FunctionDef/Lambda node being analyzed
     global_meshes: List[MeshVal]
     returns: Optional[List[Tuple[cst.CSTNode, Value]]]
+    ended: bool
     helper_depth: int
     loop_rerun_depth: int
     loop_unroll_depth: int

@@ -20,6 +20,7 @@ from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, Instan
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, construct,
+                      fills_none,
                       field_default, instance_attribute, python_config_instance,
                       yaml_config_instance)
 from .objects import _method as class_method
@@ -313,11 +314,13 @@ class CallsMixin(InterpreterBase):
                          ctx: MeshCtx) -> Value:
         """``shardcheck specs``, with no call in view: a parameter's declared default other
         than None (``spec=P("data")``, ``shd_config=ShardingConfig.default()``), recorded
-        as assumed (``f.spec``). None stays a caller's to replace (unknown here)."""
+        as assumed (``f.spec``). None stays a caller's to replace (unknown here), unless
+        the body itself fills it in (``if spec is None: spec = ...``, ``fills_none``)."""
         if p.default is None:
             return UNKNOWN
         v = self.ev(p.default, env.parent or env, ctx)
-        if v is UNKNOWN or (isinstance(v, Const) and v.value is None):
+        if v is UNKNOWN or (isinstance(v, Const) and v.value is None and not (
+                isinstance(node, cst.FunctionDef) and fills_none(node, p.name.value) is not None)):
             return UNKNOWN
         name = node.name.value if isinstance(node, cst.FunctionDef) else "lambda"
         self.assumed.append(f"{name}.{p.name.value}")

@@ -60,6 +60,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.caller: Any = "module"
         self.global_meshes: List[MeshVal] = []
         self.returns: Optional[List[Tuple[cst.CSTNode, Value]]] = None
+        self.ended = False  # the statement just run always returns or raises (statements.py)
         self.helper_depth = 0
         self.loop_rerun_depth = 0
         self.loop_unroll_depth = 0

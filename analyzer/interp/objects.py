@@ -229,7 +229,7 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
     fdef, owner = init
     for p in list(fdef.params.params) + list(fdef.params.kwonly_params):
         if p.name.value == attr and _stores(fdef, attr):
-            return _parameter_value(it, owner, p, ctx)
+            return _parameter_value(it, owner, p, ctx, fdef)
     if it.assume_defaults:
         key = ("stored literal", cls.node, attr)  # the class is walked once per attribute
         if key not in it.ret_cache:
@@ -240,20 +240,30 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
             env = Env(parent=owner.env)  # the parameters a chain starts from, as assumed
             for p in list(fdef.params.params)[1:] + list(fdef.params.kwonly_params):
                 if p.name.value == root_name(literal):
-                    env.vars[p.name.value] = _parameter_value(it, owner, p, ctx)
+                    env.vars[p.name.value] = _parameter_value(it, owner, p, ctx, fdef)
             return it.ev(literal, env, ctx)
     return UNKNOWN
 
 
-def _parameter_value(it: Any, owner: ClassVal, p: cst.Param, ctx: Any) -> Value:
+def _parameter_value(it: Any, owner: ClassVal, p: cst.Param, ctx: Any,
+                     init: cst.FunctionDef) -> Value:
     """What ``__init__``'s parameter ``p`` holds with no caller in view: its declared
-    default (not None), assumed; else an instance of the source class it is annotated
-    with; else, for a config parameter (see ``CONFIG_NAMES``), the run's YAML config."""
+    default (not None), assumed; a None default the body fills in (``if p is None: p =
+    v``, see ``fills_none``): that ``v``, assumed; else an instance of the source class it
+    is annotated with; else, for a config parameter (see ``CONFIG_NAMES``), the run's YAML
+    config."""
     attr = p.name.value
     default = it.ev(p.default, owner.env, ctx) if p.default is not None else UNKNOWN
     if default is not UNKNOWN and not (isinstance(default, Const) and default.value is None):
         it.assumed.append(f"{owner.name}.__init__.{attr}")  # its declared default
         return default
+    filled = fills_none(init, attr) if it.assume_defaults and default is not UNKNOWN else None
+    if filled is not None:
+        from .state import Env
+        v = it.ev(filled, Env(parent=owner.env), ctx)
+        if v is not UNKNOWN:
+            it.assumed.append(f"{owner.name}.__init__.{attr}")
+            return v
     ann = p.annotation.annotation if p.annotation is not None else None
     target = it.ev(ann, owner.env, ctx) if ann is not None else UNKNOWN
     if isinstance(target, ClassVal) and not (target.opaque and attr in CONFIG_NAMES):
@@ -277,7 +287,8 @@ def _stored_literal(classes: Tuple[ClassVal, ClassVal], init: cst.FunctionDef,
     if not _is_literal(found):  # else a chain from a parameter __init__ never rebinds
         root = root_name(found)
         params = [p.name.value for p in list(init.params.params)[1:] + list(init.params.kwonly_params)]
-        if not isinstance(found, cst.Attribute) or root not in params or _rebinds(init, root):
+        if not isinstance(found, cst.Attribute) or root not in params \
+                or (_rebinds(init, root) and fills_none(init, root) is None):
             return None
     counter = _Assignments(name)
     for c in dict.fromkeys(classes):
@@ -292,26 +303,83 @@ def _rebinds(fdef: cst.FunctionDef, name: str) -> bool:
     return finder.found
 
 
+def fills_none(fdef: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
+    """What the body puts in parameter ``name`` when a call leaves it None, written at
+    the body's top level: ``if name is None: name = v`` (or ``if not name:``),
+    ``name = name or v``, ``name = v if name is None else name``. None when the body
+    does not fill it so, or assigns the name anywhere else too."""
+    filled: Optional[cst.BaseExpression] = None
+    for s in fdef.body.body:
+        if isinstance(s, cst.If) and s.orelse is None and _tests_none(s.test, name) \
+                and len(s.body.body) == 1:
+            filled = _assigned(s.body.body[0], name)
+        elif isinstance(s, cst.SimpleStatementLine):
+            v = _assigned(s, name)
+            if isinstance(v, cst.BooleanOperation) and isinstance(v.operator, cst.Or) \
+                    and _is_name(v.left, name):
+                filled = v.right
+            elif isinstance(v, cst.IfExp) and _tests_none(v.test, name) and _is_name(v.orelse, name):
+                filled = v.body
+        if filled is not None:
+            break
+    if filled is None:
+        return None
+    finder = _NameAssignments(name)
+    fdef.body.visit(finder)
+    return filled if finder.count == 1 else None
+
+
+def _tests_none(test: cst.BaseExpression, name: str) -> bool:
+    """``name is None`` or ``not name``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _is_name(test.expression, name)
+    return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+        and isinstance(test.comparisons[0].operator, cst.Is) and _is_name(test.left, name) \
+        and isinstance(test.comparisons[0].comparator, cst.Name) \
+        and test.comparisons[0].comparator.value == "None"
+
+
+def _is_name(e: cst.CSTNode, name: str) -> bool:
+    return isinstance(e, cst.Name) and e.value == name
+
+
+def _assigned(s: cst.BaseStatement, name: str) -> Optional[cst.BaseExpression]:
+    """``v`` where ``s`` is the one-statement line ``name = v``."""
+    if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1:
+        small = s.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                and _is_name(small.targets[0].target, name):
+            return small.value
+        if isinstance(small, cst.AnnAssign) and small.value is not None \
+                and _is_name(small.target, name):
+            return small.value
+    return None
+
+
 class _NameAssignments(cst.CSTVisitor):
     def __init__(self, name: str) -> None:
         self.name = name
-        self.found = False
+        self.count = 0
+
+    @property
+    def found(self) -> bool:
+        return self.count > 0
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.found |= any(isinstance(n, cst.Name) and n.value == self.name
+        self.count += sum(isinstance(n, cst.Name) and n.value == self.name
                           for n in _names_in(node.target))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.found |= isinstance(node.target, cst.Name) and node.target.value == self.name
+        self.count += isinstance(node.target, cst.Name) and node.target.value == self.name
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.found |= isinstance(node.target, cst.Name) and node.target.value == self.name
+        self.count += isinstance(node.target, cst.Name) and node.target.value == self.name
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.found |= isinstance(node.target, cst.Name) and node.target.value == self.name
+        self.count += isinstance(node.target, cst.Name) and node.target.value == self.name
 
     def visit_For(self, node: cst.For) -> None:
-        self.found |= any(n.value == self.name for n in _names_in(node.target))
+        self.count += sum(n.value == self.name for n in _names_in(node.target))
 
 
 def _names_in(t: cst.CSTNode) -> List[cst.Name]:

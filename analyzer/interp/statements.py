@@ -28,15 +28,29 @@ class StatementsMixin(InterpreterBase):
     """The statement half of the interpreter (mixed into ``Interpreter``)."""
 
     def exec_block(self, body: Any, env: Env, ctx: MeshCtx) -> MeshCtx:
+        """Run a block's statements. ``shardcheck specs``: past a statement that always
+        returns or raises (``return``, ``raise``, or an ``if`` whose branch Python takes
+        does), the rest is still read for its sites, but what it returns is dropped:
+        Python never gets there. ``self.ended`` says, after, whether the block did so."""
         stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+        ended = False
         for stmt in stmts:
+            n = len(self.returns) if self.returns is not None else 0
+            self.ended = False
             ctx = self.exec_stmt(stmt, env, ctx)
+            if ended and self.returns is not None:
+                del self.returns[n:]
+            elif self.assume_defaults and self.ended \
+                    and isinstance(stmt, (cst.SimpleStatementLine, cst.If, cst.With)):
+                ended = True
+        self.ended = ended
         return ctx
 
     def exec_stmt(self, stmt: cst.CSTNode, env: Env, ctx: MeshCtx) -> MeshCtx:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 ctx = self.exec_small(small, env, ctx)
+            self.ended = any(isinstance(small, (cst.Return, cst.Raise)) for small in stmt.body)
             return ctx
         if isinstance(stmt, cst.FunctionDef):
             self.exec_def(stmt, env, ctx)
@@ -146,16 +160,26 @@ class StatementsMixin(InterpreterBase):
             self.exec_block(stmt.body, env, ctx)
             return
         known = truth(self.ev(test, env, ctx)) if self.assume_defaults else None
+        returns = self.returns if self.returns is not None else []
+        n0 = len(returns)
         a = env.copy()
         self.exec_block(stmt.body, a, ctx)
+        ended_a, n1 = self.ended, len(returns)
         b = env.copy()
+        self.ended = False
         if isinstance(stmt.orelse, cst.If):
             self.exec_if(stmt.orelse, b, ctx)
         elif isinstance(stmt.orelse, cst.Else):
             self.exec_block(stmt.orelse.body, b, ctx)
+        ended_b = self.ended
         # shardcheck specs: both branches are read (each has its sites), and the values
-        # after are those of the branch Python runs where the test is known
+        # after (and returned) are those of the branch Python runs where the test is known
         env.merge_from(*((a,) if known else (b,) if known is False else (a, b)))
+        if known:
+            del returns[n1:]
+        elif known is False:
+            del returns[n0:n1]
+        self.ended = ended_a if known else ended_b if known is False else ended_a and ended_b
 
     def exec_with(self, stmt: cst.With, env: Env, ctx: MeshCtx) -> None:
         inner = ctx

@@ -1,5 +1,6 @@
 """Parameters' declared defaults, read where no caller is in view (the tunix idiom: a
-module stores a sharding config its ``__init__`` defaults to a factory's result)."""
+module stores a sharding config its ``__init__`` defaults to a factory's result; the
+maxdiffusion one: a None default the body fills in from a factory that returns early)."""
 import dataclasses
 
 import jax
@@ -45,3 +46,27 @@ class Mlp:
 
     def __call__(self, x):
         return shard(x, self.shd_config.ffw_df)
+
+
+def sharding_specs(strategy: str = "default"):
+    """A factory that returns early, by strategy (maxdiffusion's get_sharding_specs)."""
+    if strategy == "default":
+        return ShardingConfig(act_btd=P("data", None, None), ffw_df=P("data", "model"))
+    if strategy == "tensor":
+        return ShardingConfig(act_btd=P(None, None, "model"), ffw_df=P(None, "model"))
+    raise ValueError(strategy)
+
+
+class Dit:
+    def __init__(self, specs: ShardingConfig | None = None):
+        if specs is None:  # a None default the body fills in: what a call with none gets
+            specs = sharding_specs("default")
+        self.specs = specs
+
+    def __call__(self, x):
+        return jax.lax.with_sharding_constraint(x, self.specs.act_btd)
+
+
+def constrain_or(x, spec=None):
+    spec = spec or sharding_specs("tensor").ffw_df
+    return jax.lax.with_sharding_constraint(x, spec)
