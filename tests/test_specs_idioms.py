@@ -396,10 +396,14 @@ def test_branches_python_decides_from_constants_take_the_branch_jax_runs(jax8):
         ("place_rows", "NamedSharding", None, None),
         ("constrain", "with_sharding_constraint", None, None),
         ("layer", "with_sharding_constraint", "constrain", "P('data', None)"),
-        ("layer_t", "with_sharding_constraint", "constrain", "P(None, 'data')")]
+        ("layer_t", "with_sharding_constraint", "constrain", "P(None, 'data')"),
+        ("place_unpacked", "device_put", None, None),
+        ("place_unpacked", "NamedSharding", None, None)]
     got = {(s.function, s.kind, s.via): s.spec for s in sites}
     why = {(s.function, s.kind): s.reason for s in sites if s.spec is None}
     assert why[("place_rows", "device_put")].startswith("`spec` is assigned in 2 places")
+    assert why[("place_unpacked", "device_put")].startswith(  # unpacked, then set to None
+        "P(?, 'model'): entry `rows` is not a known axis name (`rows` is assigned in 2 places")
     assert why[("constrain", "with_sharding_constraint")].startswith(
         "set by the caller: resolved at 2 calls in view")
     checked = {(s.function, s.kind): s.spec for s in sharding_sites(path.read_text(), str(path))}
@@ -413,7 +417,9 @@ def test_branches_python_decides_from_constants_take_the_branch_jax_runs(jax8):
                    "layer": jax.jit(layer)(jnp.zeros((8, 8))),
                    "layer_t": jax.jit(layer_t)(jnp.zeros((8, 8))),
                    "rows": place_rows(jnp.zeros((8, 8)), mesh, False),
-                   "cols": place_rows(jnp.zeros((8, 8)), mesh, True)}
+                   "cols": place_rows(jnp.zeros((8, 8)), mesh, True),
+                   "unpacked": place_unpacked(jnp.zeros((8, 8)), mesh, 2),
+                   "unpacked_none": place_unpacked(jnp.zeros((8, 8)), mesh, 3)}
         RESULT = {k: repr(v.sharding.spec) for k, v in out.items()}
         """)
     (res,) = run_snippets([program])
@@ -423,6 +429,7 @@ def test_branches_python_decides_from_constants_take_the_branch_jax_runs(jax8):
     assert placed["layer"] == _without_trailing_none(got[("layer", "with_sharding_constraint", "constrain")])
     assert placed["layer_t"] == got[("layer_t", "with_sharding_constraint", "constrain")]
     assert placed["rows"] == "P(('data', 'model'))" and placed["cols"] == "P(None, ('data', 'model'))"
+    assert placed["unpacked"] == "P('data', 'model')" and placed["unpacked_none"] == "P(None, 'model')"
 
 
 def test_unknown_reasons_name_where_the_value_comes_from(tmp_path):

@@ -42,3 +42,10 @@ def layer(x):
 
 def layer_t(x):
     return constrain(x, (None, axes()))
+
+
+def place_unpacked(x, mesh, b):
+    rows, cols = P("data", "model")
+    if x.shape[0] % b:  # decided when it runs: rows is "data" or None
+        rows = None
+    return jax.device_put(x, NamedSharding(mesh, P(rows, cols)))
