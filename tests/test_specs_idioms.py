@@ -550,3 +550,18 @@ def test_a_helper_in_another_module_is_listed_at_each_call_as_flax_resolves_it(t
         got[(16, "logical partitioning", None)], got[(17, "logical partitioning", None)],
         got[(20, "with_sharding_constraint", "maybe_shard_with_logical")],
         got[(35, "logical partitioning", "Einsum")], got[(36, "logical partitioning", "Einsum")]]
+
+
+def test_axis_names_kept_as_class_and_enum_constants_resolve_as_jax_reads_them(jax8):
+    """``class Axes: BATCH = "data"`` and an enum member's ``.value``: the map reads the
+    declared constant; JAX places on the same axes."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "axis_constants.py"
+    sites = [s for s in sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+             if s.kind == "device_put"]
+    assert [s.spec for s in sites] == [
+        "P('data', 'model')", "P('data', None)", "P(None, ('data', 'model'))", "P('model')"]
+    (res,) = run_snippets([path.read_text() + "\nRESULT = [repr(v.sharding.spec) for v in (a, b, c, d)]\n"])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [s.spec for s in sites]

@@ -222,6 +222,9 @@ class ExpressionsMixin(InterpreterBase):
                     dotted(d.decorator) == "classmethod" for d in found.node.decorators):
                 return PartialVal(found, (base,), ())  # Cls.method(): cls is bound
             return found if found is not None else UNKNOWN
+        if attr == "value" and isinstance(base, Const) and isinstance(e.value, cst.Attribute) \
+                and _is_enum(self.ev(e.value.value, env, ctx)):
+            return base  # `ResourceAxis.DATA.value`: the member's value, as declared
         handler = attribute_handler(base)
         return handler(self, base, attr, e) if handler is not None else UNKNOWN
 
@@ -346,6 +349,16 @@ def _fold(op: str, x: Any, y: Any) -> Value:
 
 # Values that are never None (what ``x is None`` tests of them is known)
 _NOT_NONE = (ArrayVal, DictVal, TupleVal, SpecVal, FuncVal, ClassVal, InstanceVal, PartialVal)
+
+
+_ENUMS = ("enum.Enum", "enum.StrEnum", "enum.IntEnum")
+
+
+def _is_enum(v: Value) -> bool:
+    """A source class deriving from ``enum.Enum`` (or ``StrEnum``, ``IntEnum``), directly
+    or through source classes."""
+    return isinstance(v, ClassVal) and any(
+        (isinstance(b, QualName) and b.name in _ENUMS) or _is_enum(b) for b in v.bases)
 
 
 def _is_none(left: Value, right: Value) -> Optional[bool]:
