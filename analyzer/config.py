@@ -361,14 +361,24 @@ def find_pyproject(start: str) -> Optional[str]:
         d = parent
 
 
+def _project_root(start: str) -> str:
+    """Where a run without a pyproject.toml looks for configs: the directory named, or
+    for a file, the working directory where the file is under it, else the file's own
+    directory (``shardcheck specs ../proj/model.py`` reads ``../proj/configs/``)."""
+    if os.path.isdir(start):
+        return os.path.abspath(start)
+    here = os.path.abspath(".")
+    folder = os.path.dirname(os.path.abspath(start))
+    return here if folder == here or folder.startswith(here.rstrip(os.sep) + os.sep) else folder
+
+
 def load(path: Optional[str] = None, start: str = ".") -> Config:
     """The config in ``path`` (a pyproject.toml), else the nearest one above ``start``."""
     if path is None:
         path = find_pyproject(start)
         if path is None:
             from .logical_config import discover
-            root = os.path.abspath(start if os.path.isdir(start) else ".")
-            return Config(root=root, logical=discover(root))
+            return Config(root=(root := _project_root(start)), logical=discover(root))
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # Python 3.10

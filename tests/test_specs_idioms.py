@@ -244,6 +244,13 @@ def test_a_yaml_run_config_is_read_as_the_config_object_maxtext_style(tmp_path, 
     assert {tuple(s["assumes"]) for s in sites} == {
         tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "data_sharding")),
         tuple(f"{owner}.{k}" for k in ("mesh_shape", "mesh_axes", "embed_sharding"))}
+    # the script named from a directory that does not hold it: its own folder's config
+    (tmp_path / "elsewhere").mkdir()
+    code, out, _ = run(["specs", "--format", "json", str(where / "yaml_train.py")],
+                       tmp_path / "elsewhere")
+    assert code == 0, out
+    assert {(s["location"]["row"], s["kind"]): (s["spec"], s["mesh"])
+            for s in json.loads(out)["sites"]} == got
     program = textwrap.dedent(f"""
         import sys, types, yaml
         import jax.numpy as jnp
