@@ -343,7 +343,7 @@ def _is_name(e: cst.CSTNode, name: str) -> bool:
     return isinstance(e, cst.Name) and e.value == name
 
 
-def _assigned(s: cst.BaseStatement, name: str) -> Optional[cst.BaseExpression]:
+def _assigned(s: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
     """``v`` where ``s`` is the one-statement line ``name = v``."""
     if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1:
         small = s.body[0]
