@@ -527,7 +527,7 @@ def test_a_helper_in_another_module_is_listed_at_each_call_as_flax_resolves_it(t
                    (36, "logical partitioning", "Einsum"): "P(None, 'fsdp')"}
     assert [s["reason"] for s in sites if s["spec"] is None] == [
         "set by the caller: resolved at 2 calls in view, listed where they are made; here "
-        "`sharding` is a parameter of `__init__`, which no call in view passes"]
+        "`sharding` is a parameter of `__init__`"]  # the constructions are the calls
     helper = [s for s in json.loads(out)["sites"] if s["filename"].endswith("shard_utils.py")]
     assert [s["spec"] for s in helper] == [None, None, None]  # decided by each caller
     program = textwrap.dedent(f"""
