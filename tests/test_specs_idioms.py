@@ -572,3 +572,27 @@ def test_axis_names_kept_as_class_and_enum_constants_resolve_as_jax_reads_them(j
     (res,) = run_snippets([path.read_text() + "\nRESULT = [repr(v.sharding.spec) for v in (a, b, c, d)]\n"])
     assert res["status"] == "ok", res
     assert [_as_written(r) for r in res["result"]] == [s.spec for s in sites]
+
+
+def test_a_none_default_counts_as_filled_only_where_the_body_fills_it_once_at_its_top():
+    """``fills_none``: the spellings of "a call that leaves it None gets v", and what is
+    not one (a fill under a branch, a second assignment, a test of another name)."""
+    import libcst as cst
+    from shardcheck.analyzer.interp.objects import fills_none
+
+    def filled(body: str):
+        fdef = cst.parse_module(f"def g(s=None, t=None):\n{textwrap.indent(body, '    ')}").body[0]
+        v = fills_none(fdef, "s")
+        return None if v is None else cst.Module([]).code_for_node(v)
+
+    assert filled("if s is None:\n    s = make()\nreturn s\n") == "make()"
+    assert filled("if s is None: s = make()\n") == "make()"
+    assert filled("if not s:\n    s = P('data')\n") == "P('data')"
+    assert filled("s = s or P('data')\n") == "P('data')"
+    assert filled("s = P('data') if s is None else s\n") == "P('data')"
+    assert filled("s: tuple = s or ('data',)\n") == "('data',)"
+    assert filled("if flag:\n    if s is None:\n        s = make()\n") is None  # under a branch
+    assert filled("if s is None:\n    s = make()\ns = other()\n") is None  # assigned again
+    assert filled("if t is None:\n    s = make()\n") is None  # another name's test
+    assert filled("if s is None:\n    s = make()\nelse:\n    s = s\n") is None
+    assert filled("s = t or P('data')\n") is None

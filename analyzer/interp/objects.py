@@ -344,15 +344,13 @@ def _is_name(e: cst.CSTNode, name: str) -> bool:
 
 
 def _assigned(s: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
-    """``v`` where ``s`` is the one-statement line ``name = v``."""
-    if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1:
-        small = s.body[0]
-        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                and _is_name(small.targets[0].target, name):
-            return small.value
-        if isinstance(small, cst.AnnAssign) and small.value is not None \
-                and _is_name(small.target, name):
-            return small.value
+    """``v`` where ``s`` is ``name = v``, alone on its line (or after ``if ...:``)."""
+    small = s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else s
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+            and _is_name(small.targets[0].target, name):
+        return small.value
+    if isinstance(small, cst.AnnAssign) and small.value is not None and _is_name(small.target, name):
+        return small.value
     return None
 
 
