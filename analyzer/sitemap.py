@@ -152,7 +152,7 @@ def _caller_dependent(merged: Dict[tuple, Merged], origin: Dict[tuple, Any]) -> 
         if mine is not None and mine[0] is None:
             calls = "1 call" if n == 1 else f"{n} calls"
             # calls that construct the class are in view, though none calls __init__ itself
-            here = mine[2].replace(", which no call in view passes", "")
+            here = (mine[2] or "").replace(", which no call in view passes", "")
             merged[own] = (None, mine[1], f"set by the caller: resolved at {calls} in view, "
                            f"listed where they are made; here {here}", mine[3])
     return merged
