@@ -441,8 +441,9 @@ def test_branches_python_decides_from_constants_take_the_branch_jax_runs(jax8):
 
 def test_unknown_reasons_name_where_the_value_comes_from(tmp_path):
     """A tree of a model's parameter specs points at the parameters' own sites; an entry
-    of a spec built in a called function is not explained with the caller's names, and
-    one stored by another function says where it was built."""
+    of a spec built in a called function is not explained with the caller's names; one
+    stored by another function says where it was built; `jax.typeof(x).sharding.spec`
+    is x's layout at run time."""
     from shardcheck.analyzer.config import Config
     src = tmp_path / "reasons.py"
     src.write_text(textwrap.dedent("""
@@ -471,9 +472,14 @@ def test_unknown_reasons_name_where_the_value_comes_from(tmp_path):
             def make():
                 fsdp = "data" if os.environ.get("FSDP") else None
                 return Rules(P(fsdp, "model"))
+
+        def update(x, y):  # y placed as x is
+            return jax.sharding.reshard(y, jax.typeof(x).sharding.spec)
         """))
     sites = sharding_sites(src.read_text(), str(src), Config(assume_defaults=True))
-    assert [(s.row, s.spec) for s in sites] == [(15, None), (16, None), (17, None)]
+    assert [(s.row, s.spec) for s in sites] == [(15, None), (16, None), (17, None), (29, None)]
+    assert sites[3].reason == ("`jax.typeof(x).sharding.spec`: the sharding `x` has when it "
+                               "runs, which the analyzer does not know here")
     assert sites[0].reason == ("`pspecs` is assigned from `nnx.get_partition_spec(...)`: a tree "
                                "with one spec per parameter of a model, each listed at the "
                                "parameter's own site")

@@ -141,6 +141,10 @@ def unknown_reason(it: "Interpreter", value: Value, node: Optional[cst.CSTNode],
     if isinstance(node, cst.Name):
         return _name_reason(it, node.value, env)
     if isinstance(node, cst.Attribute):
+        owner = _sharding_owner(node)
+        if owner is not None:  # `jax.typeof(x).sharding.spec`: keep x's layout
+            return (f"`{_code(node)}`: the sharding `{_code(owner)}` has when it runs, "
+                    "which the analyzer does not know here")
         base = node.value
         if isinstance(base, cst.Name) and base.value in ("self", "cls"):
             return f"`{_code(node)}`: an attribute of the object, which the analyzer does not track"
@@ -154,6 +158,19 @@ def unknown_reason(it: "Interpreter", value: Value, node: Optional[cst.CSTNode],
                 return (f"`{_code(node.func)}(...)` of {_name_reason(it, a.value.value, env)}")
         return f"`{_code(node.func)}(...)` returns a value the analyzer does not know"
     return f"`{_code(node)}` is not resolved"
+
+
+def _sharding_owner(node: cst.Attribute) -> Optional[cst.BaseExpression]:
+    """``x`` in ``jax.typeof(x).sharding.spec``, ``x.sharding.spec``, ``x.sharding``."""
+    if node.attr.value == "spec" and isinstance(node.value, cst.Attribute):
+        node = node.value
+    if node.attr.value != "sharding":
+        return None
+    inner = node.value
+    if isinstance(inner, cst.Call) and isinstance(inner.func, (cst.Name, cst.Attribute)) \
+            and _code(inner.func).rsplit(".", 1)[-1] == "typeof" and inner.args:
+        return inner.args[0].value
+    return inner
 
 
 def _current_params(it: "Interpreter") -> List[str]:
