@@ -56,3 +56,12 @@ def keyword_argument(call: cst.CSTNode, keyword: str) -> Optional[cst.Arg]:
             if a.keyword is not None and a.keyword.value == keyword:
                 return a
     return None
+
+
+def target_names(t: cst.CSTNode) -> List[cst.Name]:
+    """The names an assignment target binds: ``x``, or each name of ``a, (b, c)``."""
+    if isinstance(t, cst.Name):
+        return [t]
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return [n for el in t.elements for n in target_names(el.value)]
+    return []

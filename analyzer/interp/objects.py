@@ -12,7 +12,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from ..syntax import dotted, root_name
+from ..syntax import dotted, root_name, target_names
 from ..values import UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, PartialVal, Value
 
 _DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass", "struct.dataclass",
@@ -257,7 +257,12 @@ def _parameter_value(it: Any, owner: ClassVal, p: cst.Param, ctx: Any,
     if default is not UNKNOWN and not (isinstance(default, Const) and default.value is None):
         it.assumed.append(f"{owner.name}.__init__.{attr}")  # its declared default
         return default
-    filled = fills_none(init, attr) if it.assume_defaults and default is not UNKNOWN else None
+    filled = None
+    if it.assume_defaults and default is not UNKNOWN:
+        key = ("fills none", init, attr)  # read at every `self.<attr>`: __init__ walked once
+        if key not in it.ret_cache:
+            it.ret_cache[key] = fills_none(init, attr)
+        filled = it.ret_cache[key]
     if filled is not None:
         from .state import Env
         v = it.ev(filled, Env(parent=owner.env), ctx)
@@ -365,7 +370,7 @@ class _NameAssignments(cst.CSTVisitor):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.count += sum(isinstance(n, cst.Name) and n.value == self.name
-                          for n in _names_in(node.target))
+                          for n in target_names(node.target))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.count += isinstance(node.target, cst.Name) and node.target.value == self.name
@@ -377,15 +382,7 @@ class _NameAssignments(cst.CSTVisitor):
         self.count += isinstance(node.target, cst.Name) and node.target.value == self.name
 
     def visit_For(self, node: cst.For) -> None:
-        self.count += sum(n.value == self.name for n in _names_in(node.target))
-
-
-def _names_in(t: cst.CSTNode) -> List[cst.Name]:
-    if isinstance(t, cst.Name):
-        return [t]
-    if isinstance(t, (cst.Tuple, cst.List)):
-        return [n for el in t.elements for n in _names_in(el.value)]
-    return []
+        self.count += sum(n.value == self.name for n in target_names(node.target))
 
 
 def _is_literal(e: cst.CSTNode) -> bool:

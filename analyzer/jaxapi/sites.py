@@ -29,6 +29,7 @@ from ..events import MeshCtx, ShardingSite
 from ..interp.state import Env
 from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, RuleTreeVal, ShardingVal,
                       SpecVal, TupleVal, Value)
+from ..syntax import target_names
 from .literals import literal_item
 from .registry import ApiCall, attribute_of, observes
 
@@ -283,14 +284,9 @@ class _LastAssignment(cst.CSTVisitor):
         if any(isinstance(t.target, cst.Name) and t.target.value == self.name for t in node.targets):
             self.value = node.value
             self.count += 1
-        elif any(self._unpacks(t.target) for t in node.targets):  # `b, t = spec`
-            self.value = None
+        elif any(n.value == self.name for t in node.targets for n in target_names(t.target)):
+            self.value = None  # `b, t = spec`: unpacked
             self.count += 1
-
-    def _unpacks(self, target: cst.BaseExpression) -> bool:
-        return isinstance(target, (cst.Tuple, cst.List)) and any(
-            self._unpacks(e.value) if isinstance(e.value, (cst.Tuple, cst.List)) else
-            isinstance(e.value, cst.Name) and e.value.value == self.name for e in target.elements)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name) and node.target.value == self.name and node.value:
