@@ -21,8 +21,10 @@ class ShardMapInSpecsMismatch(ShardRule):
     ## Why is this bad?
     On Explicit axes JAX checks the specs against the argument's sharding and raises
     `ValueError: in_specs passed to shard_map: ... does not match the specs of the
-    input` at trace time. On Auto axes there is no check (JAX reshards silently) and
-    nothing is reported.
+    input` at trace time. JAX (0.7 to 0.12) checks only when the `shard_map` is manual
+    over every mesh axis and all of them are Explicit: with `axis_names` naming a subset
+    of the axes, or an Auto axis in the mesh, it reshards the input silently and nothing
+    is reported.
 
     ## Example
     ```python
@@ -41,6 +43,20 @@ class ShardMapInSpecsMismatch(ShardRule):
     NAME = "shard-map-in-specs-mismatch"
     JAX_FACTS = ("shard_map.in_specs_mismatch",)
     VALID = [Valid(_HEAD + """    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
+    y = jax.shard_map(lambda b: b * 2, in_specs=P("x", None), out_specs=P("x", None))(x)
+"""), Valid(_HEAD + """    x = jnp.ones((8, 16))
+    # manual over "x" only: JAX reshards the input instead of checking it
+    y = jax.shard_map(lambda b: b * 2, in_specs=P("x", None), out_specs=P("x", None),
+                      axis_names={"x"})(x)
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+from jax.sharding import AxisType
+
+mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+with jax.set_mesh(mesh):
+    x = jnp.ones((8, 16))
+    # an Auto axis among the manual ones: no check either
     y = jax.shard_map(lambda b: b * 2, in_specs=P("x", None), out_specs=P("x", None))(x)
 """)]
     INVALID = [
