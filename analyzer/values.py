@@ -63,6 +63,16 @@ class DictVal(Value):
         return UNKNOWN
 
 
+def merge_item(pairs: List[Tuple[Any, "Value"]], key: Any, value: "Value") -> None:
+    """Set ``key`` in a dict's (key, value) list as Python does: a key already there keeps
+    its place and takes the new value."""
+    for i, (k, _) in enumerate(pairs):
+        if k == key:
+            pairs[i] = (key, value)
+            return
+    pairs.append((key, value))
+
+
 @dataclass(frozen=True)
 class QualName(Value):
     """A reference to something importable, by its canonical qualified name."""

@@ -53,6 +53,34 @@ def test_tree_of_shardings_is_one_site_per_leaf():
     assert {s.mesh for s in known} == {MESH}
 
 
+def test_dicts_built_by_dict_and_splices_are_trees_of_specs():
+    """``dict(k=v)``, ``dict(base, k=v)``, ``dict(pairs)``, ``dict(**base)`` and
+    ``{**base, k: v}``: later keys override earlier ones in place, as in Python."""
+    sites = [(s.row, s.path, s.spec) for s in _sites(PROGRAMS / "dict_trees.py")
+             if s.kind == "device_put"]
+    assert sites == [
+        (13, "['b']", "P()"), (13, "['w']", "P(None, 'model')"),
+        (14, "['b']", "P('data')"), (14, "['w']", "P('data', None)"),
+        (15, "['b']", "P('model')"), (15, "['w']", "P('model', None)"),
+        (17, "['b']", "P('model')"), (17, "['w']", "P(None, 'model')"),
+    ]
+
+
+def test_a_dict_of_a_mapping_not_written_out_stays_unknown(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(textwrap.dedent("""
+        import jax
+        from jax.sharding import PartitionSpec as P
+        specs = dict(load_specs(), b=P())
+        pairs = dict(zip(names, specs))
+        spliced = {**load_specs(), "b": P()}
+        jax.jit(f, out_shardings=specs)
+        jax.jit(f, out_shardings=pairs)
+        jax.jit(f, out_shardings=spliced)
+        """))
+    assert [(s.row, s.spec) for s in _sites(src)] == [(7, None), (8, None), (9, None)]
+
+
 def test_constraints_shard_map_and_unknown_sources():
     sites = _sites(PROGRAMS / "constraints.py")
     assert [(s.row, s.function, s.kind, s.path, s.spec) for s in sites] == [
@@ -108,7 +136,8 @@ def _as_written(jax_repr: str) -> str:
     return re.sub(r",\)$", ")", jax_repr.replace("PartitionSpec(", "P(", 1))
 
 
-@pytest.mark.parametrize("program", ["tree_shardings.py", "constraints.py", "spec_arithmetic.py"])
+@pytest.mark.parametrize("program", ["tree_shardings.py", "constraints.py", "spec_arithmetic.py",
+                                     "dict_trees.py"])
 def test_placements_agree_with_jax(program, jax8):
     from jax_snippets import run_snippets
     path = PROGRAMS / program

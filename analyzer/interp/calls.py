@@ -5,7 +5,7 @@ values (jitted functions, shard_maps, grads) get their meaning from ``analyzer.j
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -16,7 +16,7 @@ from ..jaxapi.specs import spec_items
 from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
                       LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, SpecVal, TupleVal,
-                      Value, join)
+                      Value, join, merge_item)
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, construct,
@@ -61,6 +61,8 @@ class CallsMixin(InterpreterBase):
             args = self.eval_args(e, env, ctx)  # the builtin, not shadowed
             if func.value == "getattr":
                 return self._getattr(args, ctx)
+            if func.value == "dict":
+                return _dict(args)
             return _sequence(func.value, CallArgs(args))
         return self.call_value(callee, e, self.eval_args(e, env, ctx), env, ctx)
 
@@ -363,7 +365,7 @@ def _none_config(p: cst.Param, v: Value) -> bool:
     return p.name.value in CONFIG_NAMES and isinstance(v, Const) and v.value is None
 
 
-_BUILTINS = ("getattr", "tuple", "list")
+_BUILTINS = ("getattr", "tuple", "list", "dict")
 
 
 def _sequence(kind: str, call: CallArgs) -> Value:
@@ -375,6 +377,32 @@ def _sequence(kind: str, call: CallArgs) -> Value:
     if isinstance(v, SpecVal):
         v = spec_items(v)
     return TupleVal(v.items, kind == "list") if isinstance(v, TupleVal) else UNKNOWN
+
+
+def _dict(args: List[Arg]) -> Value:
+    """``dict(k=v, ...)``, ``dict(mapping, k=v)``, ``dict(**mapping)`` and ``dict(pairs)``
+    where the mapping (or the pairs, with constant keys) is written out in the source;
+    anything else is unknown."""
+    pairs: List[Tuple[object, Value]] = []
+    for i, a in enumerate(args):
+        v = a.value
+        if a.keyword is not None:
+            merge_item(pairs, a.keyword, v)
+        elif a.star == "**" or (not a.star and i == 0):
+            if isinstance(v, TupleVal) and not a.star:
+                for item in v.items:
+                    if not (isinstance(item, TupleVal) and len(item.items) == 2
+                            and isinstance(item.items[0], Const)):
+                        return UNKNOWN
+                    merge_item(pairs, item.items[0].value, item.items[1])
+            elif isinstance(v, DictVal):
+                for k, x in v.items:
+                    merge_item(pairs, k, x)
+            else:
+                return UNKNOWN
+        else:
+            return UNKNOWN
+    return DictVal(tuple(pairs))
 
 
 def _descendants(node: cst.CSTNode, cache: Dict[cst.CSTNode, frozenset]) -> frozenset:

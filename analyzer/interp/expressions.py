@@ -13,7 +13,7 @@ from ..events import MeshCtx
 from ..jaxapi.registry import attribute_handler, get_hook
 from ..jaxapi.specs import spec_concat, spec_items
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
-                      SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join)
+                      SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join, merge_item)
 from ..syntax import dotted
 from ..values import ClassVal, InstanceVal, PartialVal
 from .base import InterpreterBase
@@ -114,15 +114,19 @@ class ExpressionsMixin(InterpreterBase):
     def container(self, e: cst.CSTNode, env: Env, ctx: MeshCtx) -> Value:
         """Tuples, lists and sets (as tuples) and dicts with constant keys."""
         if isinstance(e, cst.Dict):
-            pairs = []
+            pairs: List[Tuple[Any, Value]] = []
             known = True
             for el in e.elements:
                 v = self.ev(el.value, env, ctx)
+                if isinstance(el, cst.StarredDictElement) and isinstance(v, DictVal):
+                    for k0, x in v.items:  # `{**base, "w": spec}`
+                        merge_item(pairs, k0, x)
+                    continue
                 k = self.ev(el.key, env, ctx) if isinstance(el, cst.DictElement) else UNKNOWN
                 if isinstance(k, Const):
-                    pairs.append((k.value, v))
+                    merge_item(pairs, k.value, v)
                 else:
-                    known = False  # a computed key or a ** splice
+                    known = False  # a computed key or a ** splice of an unknown mapping
             return DictVal(tuple(pairs)) if known else UNKNOWN
         items: List[Value] = []
         known = True
