@@ -484,6 +484,10 @@ def _place(module: cst.Module, path: str, pending: List[Pending], raises_blocks:
                 fix = Fix(p.fix_message or "apply the suggested replacement", *first,
                           "unsafe" if p.fix_unsafe else "safe", tuple(rest))
         inside = any(f == where and a <= row <= b for f, a, b in ranges)
+        fails = places.at(p.fails_at) if p.fails_at is not None else None
+        if fails is not None:  # a spec written outside the block, used inside it
+            inside = inside or any(f == fails[0] and a <= fails[1].start.line <= b
+                                   for f, a, b in ranges)
         related = []
         notes = list(p.related)
         if p.node in helper_specs:

@@ -68,6 +68,7 @@ class SpecUse:
     shape: Optional[Tuple[Optional[int], ...]] = None
     from_context: bool = False  # the mesh is the context mesh, not named at the call
     manual_axes: FrozenSet[str] = frozenset()
+    at: Optional[cst.CSTNode] = None  # the call that applies it (where JAX raises)
 
 
 @dataclass(frozen=True, eq=False)

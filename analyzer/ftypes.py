@@ -76,6 +76,7 @@ class Pending:
     fix_node: Optional[cst.CSTNode] = None  # the text the fix replaces, if not ``node``'s
     fix_unsafe: bool = False  # the fix may change what the program means
     fix_more: List[Tuple[cst.CSTNode, str]] = field(default_factory=list)  # more (node, text) edits
+    fails_at: Optional[cst.CSTNode] = None  # where JAX raises, if not at ``node``
 
 
 @dataclass(frozen=True)

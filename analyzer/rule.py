@@ -68,15 +68,19 @@ class ShardRule:
                fix_content: Optional[str] = None, fix_message: str = "",
                related: Sequence[Tuple[Optional[cst.CSTNode], str]] = (),
                fix_node: Optional[cst.CSTNode] = None, fix_unsafe: bool = False,
-               fix_more: Sequence[Tuple[cst.CSTNode, str]] = ()) -> Pending:
+               fix_more: Sequence[Tuple[cst.CSTNode, str]] = (),
+               fails_at: Optional[cst.CSTNode] = None) -> Pending:
         """A finding at ``node``; ``related``: other lines it involves, (node, note).
         ``fix_content`` replaces the text of ``fix_node`` (default ``node``); an unsafe fix
         (it may change what the program means) is applied only with ``--unsafe-fixes``.
-        ``fix_more``: further (node, text) replacements of the same fix, all or none."""
+        ``fix_more``: further (node, text) replacements of the same fix, all or none.
+        ``fails_at``: where JAX raises, when not at ``node`` (a spec written on one line and
+        used on another): a finding whose failure is inside an ``assertRaises`` block is
+        marked as code meant to fail."""
         return Pending(self.CODE, self.NAME, message, severity or self.SEVERITY, node,
                        fix_content, fix_message,
                        [(n, note) for n, note in related if n is not None and n is not node],
-                       fix_node, fix_unsafe, list(fix_more))
+                       fix_node, fix_unsafe, list(fix_more), fails_at)
 
     @classmethod
     def docs(cls) -> str:

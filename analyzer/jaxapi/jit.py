@@ -45,7 +45,7 @@ def jit(it: "Interpreter", c: ApiCall) -> Value:
             continue
         for spec in spec_leaves(a.value):
             it.record("spec_uses", SpecUse(spec, spec.node or a.node or c.node, f"jax.jit({key}=)",
-                                           it.context_mesh(c.ctx), from_context=True))
+                                           it.context_mesh(c.ctx), from_context=True, at=c.node))
     options = tuple((k, a.value, a.node or c.node) for k, a in kw.items())
     return JitVal(f, c.node, kw["in_shardings"].value if "in_shardings" in kw else None, options)
 

@@ -130,7 +130,7 @@ def _place_leaf(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value
             it.record("needs_mesh", NeedsMesh(target.node or e, f"{what} with a bare "
                                               "PartitionSpec", ctx))
         it.record("spec_uses", SpecUse(target, target.node or e, what, mesh, shape,
-                                       from_context=True, manual_axes=ctx.manual_axes))
+                                       from_context=True, manual_axes=ctx.manual_axes, at=e))
         if c.name == api.RESHARD and mesh is not None:
             it.record("axis_typed", AxisTypedUse(target.node or e, what, target, mesh,
                                                  ctx.manual_axes))
@@ -138,11 +138,12 @@ def _place_leaf(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value
     if isinstance(target, SpecChoice):  # any entry of a spec table: each on the context mesh
         for s in target.options:
             it.record("spec_uses", SpecUse(s, s.node or e, what, it.context_mesh(ctx),
-                                           from_context=True, manual_axes=ctx.manual_axes))
+                                           from_context=True, manual_axes=ctx.manual_axes, at=e))
     if isinstance(target, ShardingVal) and isinstance(target.spec, SpecVal):
         mesh = target.mesh if isinstance(target.mesh, MeshVal) else None
         if shape is not None:
-            it.record("spec_uses", SpecUse(target.spec, target.spec.node or e, what, mesh, shape))
+            it.record("spec_uses", SpecUse(target.spec, target.spec.node or e, what, mesh, shape,
+                                           at=e))
         return ArrayVal(shape, mesh, target.spec, e)
     return ArrayVal(shape, node=e) if shape is not None else UNKNOWN
 

@@ -59,7 +59,7 @@ def named_sharding(it: "Interpreter", c: ApiCall) -> Value:
     for s in spec.options if isinstance(spec, SpecChoice) else [spec]:
         if isinstance(s, SpecVal):
             it.record("spec_uses", SpecUse(s, s.node or c.node, "NamedSharding",
-                                           mesh if isinstance(mesh, MeshVal) else None))
+                                           mesh if isinstance(mesh, MeshVal) else None, at=c.node))
     return ShardingVal(mesh, spec, c.node)
 
 

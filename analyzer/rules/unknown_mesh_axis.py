@@ -216,7 +216,8 @@ with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
                     f"JAX raises ValueError (axis {axis!r} is not found in the mesh). Use one of "
                     f"the mesh's axes, or shard this value on the mesh that has {axis!r}.",
                     fix_node=literal, fix_content=fixed, fix_unsafe=True,
-                    fix_message=f"Use the mesh axis {_unquoted(fixed)!r}" if fixed else "")
+                    fix_message=f"Use the mesh axis {_unquoted(fixed)!r}" if fixed else "",
+                    fails_at=use.at)
 
 
     def _declared_axes(self, ctx):
