@@ -99,7 +99,7 @@ def _site_line(s: Site) -> str:
     if s.spec is None:
         return f"{s.row}:{s.column}  {kind}: unknown{logical} ({s.reason})"
     mesh = f" on {s.mesh}" if s.mesh is not None else " (mesh unknown)"
-    assumes = f" [assuming the defaults of {_assumes(s.assumes)}]" if s.assumes else ""
+    assumes = _assumptions(s.assumes) if s.assumes else ""
     return f"{s.row}:{s.column}  {kind}: {s.spec}{logical}{mesh}{assumes}"
 
 
@@ -107,7 +107,10 @@ def _assumes(read: Tuple[str, ...]) -> str:
     """The defaults read before a site, by owner, the last three read (nearest the site)
     of each in full: ``TrainConfig.{5 more, mesh_axes, data_sharding}``. JSON lists all."""
     owners: Dict[str, List[str]] = {}
+    present = [r for r in read if r.endswith(" is not None")]  # `None if x is None else spec`
     for r in read:
+        if r in present:
+            continue
         owner, _, field = r.rpartition(".")
         owners.setdefault(owner, []).append(field)
     parts = []
@@ -118,6 +121,15 @@ def _assumes(read: Tuple[str, ...]) -> str:
         shown = ([f"{len(fields) - 3} more"] if len(fields) > 3 else []) + fields[-3:]
         parts.append(f"{owner}.{{{', '.join(shown)}}}")
     return ", ".join(parts)  # a YAML config's: configs/base.yml:config.{mesh_axes, ...}
+
+
+def _assumptions(read: Tuple[str, ...]) -> str:
+    """`` [assuming the defaults of ...; assuming `x` is not None]``, or ""."""
+    defaults = [r for r in read if not r.endswith(" is not None")]
+    present = [r for r in read if r.endswith(" is not None")]
+    parts = ([f"assuming the defaults of {_assumes(tuple(defaults))}"] if defaults else []) + \
+        ([f"assuming {' and '.join(present)}"] if present else [])
+    return f" [{'; '.join(parts)}]" if parts else ""
 
 
 def _logical(names: Tuple[Any, ...]) -> str:

@@ -602,3 +602,27 @@ def test_a_none_default_counts_as_filled_only_where_the_body_fills_it_once_at_it
     assert filled("if t is None:\n    s = make()\n") is None  # another name's test
     assert filled("if s is None:\n    s = make()\nelse:\n    s = s\n") is None
     assert filled("s = t or P('data')\n") is None
+
+
+def test_a_spec_given_only_when_its_value_is_there_is_that_spec_assumed(jax8):
+    """``None if k_scale is None else P(...)`` (and ``P(...) if s is not None else
+    None``) is listed as the spec, assuming the value is there: when it is None there is
+    no array to shard. JAX splits the scale by that spec, and places by the other."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "optional_specs.py"
+    sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+    scale = next(s for s in sites if s.kind == "shard_map in_specs" and s.path == "[2]")
+    assert (scale.spec, scale.mesh) == ("P('data')", MESH)
+    assert "`k_scale` is not None" in scale.assumes
+    placed = [s for s in sites if s.kind == "device_put"]
+    assert [s.spec for s in placed] == ["P('data', 'model')", "P('data')", "P('model')"]
+    assert not any("is not None" in a for s in placed for a in s.assumes)
+    # `check` assumes nothing: both branches joined, unknown
+    checked = sharding_sites(path.read_text(), str(path))
+    assert [s.spec for s in checked if s.kind == "shard_map in_specs" and s.path == "[2]"] == [None]
+    (res,) = run_snippets([path.read_text() + "\nRESULT = [SEEN, repr(s.sharding.spec)]\n"])
+    assert res["status"] == "ok", res
+    seen, spec = res["result"]
+    assert seen == [None, [4]]  # the (8,) scale split over 'data' (2): P('data')
+    assert _as_written(spec) == "P('model')"

@@ -13,7 +13,8 @@ from ..events import MeshCtx
 from ..jaxapi.registry import attribute_handler, get_hook
 from ..jaxapi.specs import spec_concat, spec_items
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
-                      SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join, merge_item)
+                      ShardingVal, SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join,
+                      merge_item)
 from ..syntax import dotted
 from ..values import ClassVal, InstanceVal, PartialVal
 from .base import InterpreterBase
@@ -70,6 +71,10 @@ class ExpressionsMixin(InterpreterBase):
                 # shardcheck specs: the branch Python runs (``check`` still checks both: a
                 # branch dead under today's constants is code a user may switch on)
                 return self.ev(e.body if test else e.orelse, env, ctx)
+            if self.assume_defaults:
+                present = self._spec_when_present(e, env, ctx)
+                if present is not None:
+                    return present
             return join(self.ev(e.body, env, ctx), self.ev(e.orelse, env, ctx))
         if isinstance(e, cst.NamedExpr):
             v = self.ev(e.value, env, ctx)
@@ -110,6 +115,28 @@ class ExpressionsMixin(InterpreterBase):
         if isinstance(e, cst.Ellipsis):
             return Const(Ellipsis)
         return UNKNOWN
+
+    def _spec_when_present(self, e: cst.IfExp, env: Env, ctx: MeshCtx) -> Optional[Value]:
+        """``shardcheck specs``: ``None if x is None else spec`` (or ``spec if x is not
+        None else None``) is ``spec``, assuming ``x`` is there: the spec of a value that
+        exists only sometimes (a quantized array's scale), which shards nothing when it is
+        None. None for any other conditional expression."""
+        t = e.test
+        if not (isinstance(t, cst.Comparison) and len(t.comparisons) == 1
+                and isinstance(t.comparisons[0].operator, (cst.Is, cst.IsNot))
+                and isinstance(t.comparisons[0].comparator, cst.Name)
+                and t.comparisons[0].comparator.value == "None"):
+            return None
+        subject = dotted(t.left)
+        absent, present = (e.body, e.orelse) if isinstance(t.comparisons[0].operator, cst.Is) \
+            else (e.orelse, e.body)
+        if subject is None or not (isinstance(absent, cst.Name) and absent.value == "None"):
+            return None
+        v = self.ev(present, env, ctx)
+        if not isinstance(v, (SpecVal, ShardingVal)):  # as both branches joined
+            return join(Const(None), v) if absent is e.body else join(v, Const(None))
+        self.assumed.append(f"`{subject}` is not None")
+        return v
 
     def container(self, e: cst.CSTNode, env: Env, ctx: MeshCtx) -> Value:
         """Tuples, lists and sets (as tuples) and dicts with constant keys."""
