@@ -160,6 +160,18 @@ class StatementsMixin(InterpreterBase):
             self.exec_block(stmt.body, env, ctx)
             return
         known = truth(self.ev(test, env, ctx)) if self.assume_defaults else None
+        if not self.assume_defaults and _reads_shape(test):
+            # a test of the array's own rank or shape (`if x.ndim == 3:`) is decided per
+            # call: only the branch this call runs is checked (its twin is for other shapes)
+            decided = truth(self.ev(test, env, ctx))
+            if decided is not None:
+                if decided:
+                    self.exec_block(stmt.body, env, ctx)
+                elif isinstance(stmt.orelse, cst.If):
+                    self.exec_if(stmt.orelse, env, ctx)
+                elif isinstance(stmt.orelse, cst.Else):
+                    self.exec_block(stmt.orelse.body, env, ctx)
+                return
         returns = self.returns if self.returns is not None else []
         n0 = len(returns)
         a = env.copy()
@@ -322,6 +334,23 @@ class _Jumps(cst.CSTVisitor):
             self.found = True
         return not self.found
 
+
+
+_SHAPE_ATTRIBUTES = ("ndim", "shape", "size")
+
+
+def _reads_shape(test: cst.BaseExpression) -> bool:
+    """Whether ``test`` reads an array's rank, shape or size (``x.ndim == 3``,
+    ``len(x.shape) > 2``, ``x.shape[-1] % 128``)."""
+    found = []
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value in _SHAPE_ATTRIBUTES:
+                found.append(node)
+
+    test.visit(_Finder())
+    return bool(found)
 
 def _is_raises(expr: cst.BaseExpression) -> bool:
     if not isinstance(expr, cst.Call):

@@ -2,6 +2,23 @@ from ..ftypes import Invalid, Valid
 from ..rule import ShardRule
 
 
+_BY_RANK = """import jax
+import jax.numpy as jnp
+from jax import P
+from jax.sharding import AxisType
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+
+
+def shard_activation(x):
+    if x.ndim == 3:  # each call's array decides the branch
+        return jax.lax.with_sharding_constraint(x, P("data", None, "model"))
+    elif len(x.shape) == 1:
+        return jax.lax.with_sharding_constraint(x, P("data"))
+    raise ValueError(x.shape)
+"""
+
+
 class SpecRankMismatch(ShardRule):
     """
     ## What it does
@@ -57,8 +74,16 @@ mesh = jax.make_mesh((2, 4), ("data", "model"))
 with jax.set_mesh(mesh):
     x = jax.device_put(jnp.arange(8.0), P("data"))
     y = jax.shard_map(scale_total, in_specs=(P("data"), P()), out_specs=P())(x, 2.0)
+"""), Valid(_BY_RANK + """
+with jax.set_mesh(mesh):
+    b = jax.jit(shard_activation)(jnp.zeros((8,)))  # rank 1: the first branch is not run
 """)]
     INVALID = [
+        Invalid(_BY_RANK.replace('P("data"))', 'P("data", "model"))') + """
+with jax.set_mesh(mesh):
+    b = jax.jit(shard_activation)(jnp.zeros((8,)))
+""", line=13, message="has 2 entries, but the array has rank 1",
+                jax_error="only valid for values of rank at least 2"),
         Invalid("""import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
