@@ -234,6 +234,16 @@ except Exception as e:
     if type(e).__name__ != "ShardingTypeError":
         raise
     RESULT = True"""),
+    "shard_map_checks_partial_manual_in_specs": _under_mesh("""
+x = jnp.ones((8, 16))  # replicated; in_specs shard it over the manual axis 'x'
+try:
+    jax.shard_map(lambda b: b * 2, in_specs=P("x", None), out_specs=P("x", None),
+                  axis_names={"x"})(x)
+    RESULT = False
+except ValueError as e:
+    if "does not match the specs of the input" not in str(e):
+        raise
+    RESULT = True"""),
     "aval_varying_attribute": _under_mesh("""seen = {}
 
 def body(b):

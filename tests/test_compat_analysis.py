@@ -40,3 +40,25 @@ with jax.set_mesh(mesh):
         for version in ("0.10", "0.12"):
             types = {t.name: t.type for t in infer_types(source, "m.py", Config(jax_version=version))}
             assert types["a"] == "float32[8@x,4@y]", (keyword, version, types)
+
+
+PARTIAL_MANUAL = '''import jax
+import jax.numpy as jnp
+from jax import P
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    x = jnp.ones((8, 16))  # replicated
+    y = jax.shard_map(lambda b: b * 2, in_specs=P("x", None), out_specs=P("x", None),
+                      axis_names={"x"})(x)
+'''
+
+
+def test_a_partial_manual_shard_map_checks_its_in_specs_from_0_12():
+    """Up to 0.11 JAX reshards the input of a shard_map manual over some axes; 0.12
+    raises (test_compat.py checks the flag against the installed JAX)."""
+    assert "SC204" not in _codes(PARTIAL_MANUAL, "0.10")
+    assert "SC204" not in _codes(PARTIAL_MANUAL, "0.11")
+    assert "SC204" in _codes(PARTIAL_MANUAL, "0.12")
+    full = PARTIAL_MANUAL.replace('axis_names={"x"}', 'axis_names={"x", "y"}')
+    assert all("SC204" in _codes(full, v) for v in ("0.10", "0.11", "0.12"))

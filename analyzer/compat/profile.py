@@ -85,6 +85,11 @@ class Behaviour:
     one_sided_batch_dim_is_error: bool = _doc(
         "whether a `dot_general`/`einsum` batch dim sharded on one operand and replicated "
         "on the other is an error (otherwise the result is sharded like the sharded side)")
+    shard_map_checks_partial_manual_in_specs: bool = _doc(
+        "whether `jax.shard_map` with `axis_names=` naming only some mesh axes checks "
+        "`in_specs` against each input's sharding over those axes, where they are Explicit "
+        "(otherwise only a shard_map manual over every mesh axis checks, and a partial one "
+        "reshards the input silently)")
     aval_varying_attribute: str = _doc(
         "the attribute of a `jax.typeof` value that holds its varying/unreduced/reduced axes")
 

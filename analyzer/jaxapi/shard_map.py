@@ -168,7 +168,7 @@ def _body_arg(it: "Interpreter", event: ShardMapCall, manual: frozenset, spec: V
         axes = tuple(e or ())
         explicit = tuple(x for x in axes if mesh.type_of(x) == AxisType.Explicit)
         if tuple(x for x in d if x in manual) != explicit:
-            if node is not None and _checks_in_specs(mesh, manual):
+            if node is not None and _checks_in_specs(it, mesh, manual):
                 it.prove(InSpecsConflict(spec, a), node)
             return ArrayVal(None, mesh, varying=vary)
         n = tr.axes_size(axes, mesh.size_of)
@@ -178,13 +178,15 @@ def _body_arg(it: "Interpreter", event: ShardMapCall, manual: frozenset, spec: V
                     dims=tuple(dims))
 
 
-def _checks_in_specs(mesh, manual: frozenset) -> bool:
-    """JAX (0.7 to 0.12) compares in_specs with the inputs' shardings only when the
-    shard_map is manual over every mesh axis and all of them are Explicit; a partial
-    ``axis_names`` or an Auto axis makes it reshard the input silently."""
-    return (mesh.types is not None and mesh.names is not None
-            and manual == frozenset(mesh.names)
-            and all(mesh.type_of(x) == AxisType.Explicit for x in manual))
+def _checks_in_specs(it: "Interpreter", mesh, manual: frozenset) -> bool:
+    """Whether JAX compares in_specs with the inputs' shardings: where the manual axes
+    are all Explicit, and (up to 0.11) the shard_map is manual over every mesh axis; else
+    it reshards the input silently."""
+    if mesh.types is None or mesh.names is None \
+            or not all(mesh.type_of(x) == AxisType.Explicit for x in manual):
+        return False
+    return manual == frozenset(mesh.names) \
+        or it.profile.behaviour.shard_map_checks_partial_manual_in_specs
 
 
 def _output(event: ShardMapCall, ret: Value, ctx: MeshCtx) -> Value:

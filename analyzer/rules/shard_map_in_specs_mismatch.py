@@ -21,10 +21,11 @@ class ShardMapInSpecsMismatch(ShardRule):
     ## Why is this bad?
     On Explicit axes JAX checks the specs against the argument's sharding and raises
     `ValueError: in_specs passed to shard_map: ... does not match the specs of the
-    input` at trace time. JAX (0.7 to 0.12) checks only when the `shard_map` is manual
-    over every mesh axis and all of them are Explicit: with `axis_names` naming a subset
-    of the axes, or an Auto axis in the mesh, it reshards the input silently and nothing
-    is reported.
+    input` at trace time. JAX checks only where the manual axes are all Explicit: with
+    an Auto axis among them it reshards the input silently, and nothing is reported. A
+    `shard_map` with `axis_names=` naming only some mesh axes is checked over those axes
+    from JAX 0.12 on; up to 0.11 JAX reshards its inputs silently (see "Applies to";
+    `jax-version` in `[tool.shardcheck]` selects the version, 0.10 by default).
 
     ## Example
     ```python
@@ -41,11 +42,11 @@ class ShardMapInSpecsMismatch(ShardRule):
 
     CODE = "SC204"
     NAME = "shard-map-in-specs-mismatch"
-    JAX_FACTS = ("shard_map.in_specs_mismatch",)
+    JAX_FACTS = ("shard_map.in_specs_mismatch", "shard_map_checks_partial_manual_in_specs")
     VALID = [Valid(_HEAD + """    x = jax.device_put(jnp.ones((8, 16)), P("x", None))
     y = jax.shard_map(lambda b: b * 2, in_specs=P("x", None), out_specs=P("x", None))(x)
-"""), Valid(_HEAD + """    x = jnp.ones((8, 16))
-    # manual over "x" only: JAX reshards the input instead of checking it
+"""), Valid(_HEAD + """    x = jax.device_put(jnp.ones((8, 16)), P("x", "y"))
+    # manual over "x" only: the input's sharding over "x" is what in_specs say
     y = jax.shard_map(lambda b: b * 2, in_specs=P("x", None), out_specs=P("x", None),
                       axis_names={"x"})(x)
 """), Valid("""import jax
