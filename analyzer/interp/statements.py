@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, List, Optional, Union
 
 import libcst as cst
 
@@ -160,7 +160,8 @@ class StatementsMixin(InterpreterBase):
             self.exec_block(stmt.body, env, ctx)
             return
         known = truth(self.ev(test, env, ctx)) if self.assume_defaults else None
-        if not self.assume_defaults and _reads_shape(test):
+        if not self.assume_defaults and any(
+                isinstance(self.ev(base, env, ctx), ArrayVal) for base in _shape_reads(test)):
             # a test of the array's own rank or shape (`if x.ndim == 3:`) is decided per
             # call: only the branch this call runs is checked (its twin is for other shapes)
             decided = truth(self.ev(test, env, ctx))
@@ -336,21 +337,23 @@ class _Jumps(cst.CSTVisitor):
 
 
 
-_SHAPE_ATTRIBUTES = ("ndim", "shape", "size")
+class _ShapeReads(cst.CSTVisitor):
+    """The names (and attribute chains) whose ``.ndim``, ``.shape`` or ``.size`` a test
+    reads: ``x`` in ``x.ndim == 3``, ``len(x.shape) > 2``, ``self.w.shape[-1] % 128``."""
+
+    def __init__(self) -> None:
+        self.bases: List[cst.BaseExpression] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("ndim", "shape", "size") and dotted(node.value) is not None:
+            self.bases.append(node.value)
 
 
-def _reads_shape(test: cst.BaseExpression) -> bool:
-    """Whether ``test`` reads an array's rank, shape or size (``x.ndim == 3``,
-    ``len(x.shape) > 2``, ``x.shape[-1] % 128``)."""
-    found = []
+def _shape_reads(test: cst.BaseExpression) -> List[cst.BaseExpression]:
+    finder = _ShapeReads()
+    test.visit(finder)
+    return finder.bases
 
-    class _Finder(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value in _SHAPE_ATTRIBUTES:
-                found.append(node)
-
-    test.visit(_Finder())
-    return bool(found)
 
 def _is_raises(expr: cst.BaseExpression) -> bool:
     if not isinstance(expr, cst.Call):
