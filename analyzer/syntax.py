@@ -58,6 +58,16 @@ def keyword_argument(call: cst.CSTNode, keyword: str) -> Optional[cst.Arg]:
     return None
 
 
+def none_test(test: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, bool]]:
+    """(``x``, True) for ``x is None``, (``x``, False) for ``x is not None``; else None."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        c = test.comparisons[0]
+        if isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name) \
+                and c.comparator.value == "None":
+            return test.left, isinstance(c.operator, cst.Is)
+    return None
+
+
 def target_names(t: cst.CSTNode) -> List[cst.Name]:
     """The names an assignment target binds: ``x``, or each name of ``a, (b, c)``."""
     if isinstance(t, cst.Name):

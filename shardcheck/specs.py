@@ -107,10 +107,7 @@ def _assumes(read: Tuple[str, ...]) -> str:
     """The defaults read before a site, by owner, the last three read (nearest the site)
     of each in full: ``TrainConfig.{5 more, mesh_axes, data_sharding}``. JSON lists all."""
     owners: Dict[str, List[str]] = {}
-    present = [r for r in read if r.endswith(" is not None")]  # `None if x is None else spec`
     for r in read:
-        if r in present:
-            continue
         owner, _, field = r.rpartition(".")
         owners.setdefault(owner, []).append(field)
     parts = []

@@ -19,9 +19,8 @@ from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, Instan
                       Value, join, merge_item)
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
-from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, construct,
-                      fills_none,
-                      field_default, instance_attribute, python_config_instance,
+from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, cached_fills_none,
+                      construct, field_default, instance_attribute, python_config_instance,
                       yaml_config_instance)
 from .objects import _method as class_method
 from .objects import lookup as class_lookup
@@ -322,7 +321,8 @@ class CallsMixin(InterpreterBase):
             return UNKNOWN
         v = self.ev(p.default, env.parent or env, ctx)
         if v is UNKNOWN or (isinstance(v, Const) and v.value is None and not (
-                isinstance(node, cst.FunctionDef) and fills_none(node, p.name.value) is not None)):
+                isinstance(node, cst.FunctionDef)
+                and cached_fills_none(self, node, p.name.value) is not None)):
             return UNKNOWN
         name = node.name.value if isinstance(node, cst.FunctionDef) else "lambda"
         self.assumed.append(f"{name}.{p.name.value}")

@@ -15,7 +15,7 @@ from ..jaxapi.specs import spec_concat, spec_items
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
                       ShardingVal, SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join,
                       merge_item)
-from ..syntax import dotted
+from ..syntax import dotted, none_test
 from ..values import ClassVal, InstanceVal, PartialVal
 from .base import InterpreterBase
 from .objects import instance_attribute
@@ -121,15 +121,11 @@ class ExpressionsMixin(InterpreterBase):
         None else None``) is ``spec``, assuming ``x`` is there: the spec of a value that
         exists only sometimes (a quantized array's scale), which shards nothing when it is
         None. None for any other conditional expression."""
-        t = e.test
-        if not (isinstance(t, cst.Comparison) and len(t.comparisons) == 1
-                and isinstance(t.comparisons[0].operator, (cst.Is, cst.IsNot))
-                and isinstance(t.comparisons[0].comparator, cst.Name)
-                and t.comparisons[0].comparator.value == "None"):
+        tested = none_test(e.test)
+        if tested is None:
             return None
-        subject = dotted(t.left)
-        absent, present = (e.body, e.orelse) if isinstance(t.comparisons[0].operator, cst.Is) \
-            else (e.orelse, e.body)
+        subject = dotted(tested[0])
+        absent, present = (e.body, e.orelse) if tested[1] else (e.orelse, e.body)
         if subject is None or not (isinstance(absent, cst.Name) and absent.value == "None"):
             return None
         v = self.ev(present, env, ctx)

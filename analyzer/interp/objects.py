@@ -12,7 +12,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from ..syntax import dotted, root_name, target_names
+from ..syntax import dotted, none_test, root_name, target_names
 from ..values import UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, PartialVal, Value
 
 _DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass", "struct.dataclass",
@@ -257,12 +257,8 @@ def _parameter_value(it: Any, owner: ClassVal, p: cst.Param, ctx: Any,
     if default is not UNKNOWN and not (isinstance(default, Const) and default.value is None):
         it.assumed.append(f"{owner.name}.__init__.{attr}")  # its declared default
         return default
-    filled = None
-    if it.assume_defaults and default is not UNKNOWN:
-        key = ("fills none", init, attr)  # read at every `self.<attr>`: __init__ walked once
-        if key not in it.ret_cache:
-            it.ret_cache[key] = fills_none(init, attr)
-        filled = it.ret_cache[key]
+    filled = cached_fills_none(it, init, attr) \
+        if it.assume_defaults and default is not UNKNOWN else None
     if filled is not None:
         from .state import Env
         v = it.ev(filled, Env(parent=owner.env), ctx)
@@ -308,6 +304,15 @@ def _rebinds(fdef: cst.FunctionDef, name: str) -> bool:
     return finder.found
 
 
+def cached_fills_none(it: Any, fdef: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
+    """``fills_none``, with the body walked once per (function, parameter) in a run: it
+    is asked at every read of the parameter (or of ``self.<name>`` stored from it)."""
+    key = ("fills none", fdef, name)
+    if key not in it.ret_cache:
+        it.ret_cache[key] = fills_none(fdef, name)
+    return it.ret_cache[key]
+
+
 def fills_none(fdef: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
     """What the body puts in parameter ``name`` when a call leaves it None, written at
     the body's top level: ``if name is None: name = v`` (or ``if not name:``),
@@ -338,10 +343,8 @@ def _tests_none(test: cst.BaseExpression, name: str) -> bool:
     """``name is None`` or ``not name``."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return _is_name(test.expression, name)
-    return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
-        and isinstance(test.comparisons[0].operator, cst.Is) and _is_name(test.left, name) \
-        and isinstance(test.comparisons[0].comparator, cst.Name) \
-        and test.comparisons[0].comparator.value == "None"
+    tested = none_test(test)
+    return tested is not None and tested[1] and _is_name(tested[0], name)
 
 
 def _is_name(e: cst.CSTNode, name: str) -> bool:
