@@ -626,3 +626,20 @@ def test_a_spec_given_only_when_its_value_is_there_is_that_spec_assumed(jax8):
     seen, spec = res["result"]
     assert seen == [None, [4]]  # the (8,) scale split over 'data' (2): P('data')
     assert _as_written(spec) == "P('model')"
+
+
+def test_a_presence_test_of_a_call_is_not_read_as_a_presence(tmp_path):
+    """Only a name or attribute chain is "the value that is there": ``None if load() is
+    None else spec`` calls ``load()`` again for the spec's value, so it stays unknown."""
+    from shardcheck.analyzer.config import Config
+    src = textwrap.dedent("""
+        import jax
+        from jax.sharding import PartitionSpec as P
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        with jax.set_mesh(mesh):
+            a = jax.device_put(x, None if scale is None else P("data"))
+            b = jax.device_put(x, None if load() is None else P("data"))
+        """)
+    sites = sharding_sites(src, "m.py", Config(assume_defaults=True))
+    assert [(s.row, s.spec, s.assumes) for s in sites] == [
+        (6, "P('data')", ("`scale` is not None",)), (7, None, ())]

@@ -126,7 +126,7 @@ class ExpressionsMixin(InterpreterBase):
             return None
         subject = dotted(tested[0])
         absent, present = (e.body, e.orelse) if tested[1] else (e.orelse, e.body)
-        if subject is None or not (isinstance(absent, cst.Name) and absent.value == "None"):
+        if not subject or not (isinstance(absent, cst.Name) and absent.value == "None"):
             return None
         v = self.ev(present, env, ctx)
         if not isinstance(v, (SpecVal, ShardingVal)):  # as both branches joined
