@@ -45,3 +45,38 @@ def test_a_spec_used_outside_any_raises_block_is_not():
             pass
         NamedSharding(mesh, spec)
         """) == [("SC101", 11, False)]
+
+
+def test_a_spec_too_long_for_the_array_it_is_used_on_inside_the_block_is_expected():
+    assert _marks("""
+        spec = P("data", "model")
+        with self.assertRaisesRegex(ValueError, "too long"):
+            jax.device_put(jnp.zeros(8), NamedSharding(mesh, spec))
+        """) == [("SC103", 11, True)]
+
+
+def test_an_indivisible_dim_is_expected_where_the_spec_is_applied_inside_the_block():
+    assert _marks("""
+        spec = P("model")
+        with self.assertRaisesRegex(ValueError, "divide"):
+            jax.device_put(jnp.zeros(6), NamedSharding(mesh, spec))
+        """) == [("SC104", 11, True)]
+
+
+def test_a_repeated_mesh_axis_is_expected_where_the_spec_is_applied_inside_the_block():
+    assert _marks("""
+        spec = P("data", "data")
+        with self.assertRaisesRegex(ValueError, "duplicate"):
+            NamedSharding(mesh, spec)
+        """) == [("SC102", 11, True)]
+
+
+def test_the_same_three_outside_any_block_are_not():
+    assert _marks("""
+        a = P("data", "model")
+        b = P("model")
+        c = P("data", "data")
+        jax.device_put(jnp.zeros(8), NamedSharding(mesh, a))
+        jax.device_put(jnp.zeros(6), NamedSharding(mesh, b))
+        NamedSharding(mesh, c)
+        """) == [("SC103", 11, False), ("SC104", 12, False), ("SC102", 13, False)]

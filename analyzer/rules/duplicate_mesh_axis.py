@@ -74,7 +74,8 @@ with jax.set_mesh(mesh), nnx.logical_axis_rules(RULES):
                     spec.node or use.node,
                     f"`{spec.describe()}` uses mesh axis {axis!r} more than once; a mesh axis can "
                     "shard at most one dimension. JAX raises DuplicateSpecError. Shard one dim "
-                    f"over {axis!r} and leave the other replicated (None), or use another axis.")
+                    f"over {axis!r} and leave the other replicated (None), or use another axis.",
+                    fails_at=use.at)
         for made in ctx.events.meshes:
             names = made.mesh.names or ()
             dups = [a for i, a in enumerate(names) if a in names[:i]]

@@ -311,4 +311,5 @@ with jax.set_mesh(mesh), nnx.logical_axis_rules(RULES):
                         f"dim {i} of shape {_shape(shape)} has size {shape[i]}, which "
                         f"`{spec.describe()}` splits {n} ways over {axes!r} on {mesh.describe()}"
                         f"{src}: {shape[i]} is not divisible by {n}. {effect}. Pad the dim to a "
-                        f"multiple of {n}, or shard it over axes whose sizes divide it.")
+                        f"multiple of {n}, or shard it over axes whose sizes divide it.",
+                        fails_at=use.at)

@@ -144,7 +144,7 @@ with jax.set_mesh(mesh):
                     f"array has rank {len(shape)} (shape {_shape(shape)}). JAX rejects it (ValueError, "
                     "or an AssertionError for some specs): a spec may be shorter than the rank, "
                     "never longer. Drop the extra entries or "
-                    "fix the array's shape.")
+                    "fix the array's shape.", fails_at=use.at)
 
 
 def _shape(shape) -> str:
