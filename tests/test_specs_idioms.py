@@ -566,16 +566,18 @@ def test_a_helper_in_another_module_is_listed_at_each_call_as_flax_resolves_it(t
 
 
 def test_axis_names_kept_as_class_and_enum_constants_resolve_as_jax_reads_them(jax8):
-    """``class Axes: BATCH = "data"`` and an enum member's ``.value``: the map reads the
-    declared constant; JAX places on the same axes."""
+    """``class Axes: BATCH = "data"``, an enum member's ``.value`` and its ``.name``: the
+    map reads the declared constant; JAX places on the same axes."""
     from jax_snippets import run_snippets
     from shardcheck.analyzer.config import Config
     path = PROGRAMS / "axis_constants.py"
     sites = [s for s in sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
              if s.kind == "device_put"]
     assert [s.spec for s in sites] == [
-        "P('data', 'model')", "P('data', None)", "P(None, ('data', 'model'))", "P('model')"]
-    (res,) = run_snippets([path.read_text() + "\nRESULT = [repr(v.sharding.spec) for v in (a, b, c, d)]\n"])
+        "P('data', 'model')", "P('data', None)", "P(None, ('data', 'model'))", "P('model')",
+        "P(None, 'model')"]
+    assert sites[-1].mesh == "Mesh('data': 2, 'model': 4, axis_types=(Explicit, Explicit))"
+    (res,) = run_snippets([path.read_text() + "\nRESULT = [repr(v.sharding.spec) for v in (a, b, c, d, e)]\n"])
     assert res["status"] == "ok", res
     assert [_as_written(r) for r in res["result"]] == [s.spec for s in sites]
 

@@ -249,9 +249,12 @@ class ExpressionsMixin(InterpreterBase):
                     dotted(d.decorator) == "classmethod" for d in found.node.decorators):
                 return PartialVal(found, (base,), ())  # Cls.method(): cls is bound
             return found if found is not None else UNKNOWN
-        if attr == "value" and isinstance(base, Const) and isinstance(e.value, cst.Attribute) \
-                and _is_enum(self.ev(e.value.value, env, ctx)):
-            return base  # `ResourceAxis.DATA.value`: the member's value, as declared
+        if attr in ("value", "name") and isinstance(e.value, cst.Attribute):
+            member = _enum_member(self.ev(e.value.value, env, ctx), e.value.attr.value)
+            if attr == "name" and member:
+                return Const(e.value.attr.value)  # `ParallelAxis.X.name`: "X", its own name
+            if attr == "value" and member and isinstance(base, Const):
+                return base  # `ResourceAxis.DATA.value`: the member's value, as declared
         handler = attribute_handler(base)
         return handler(self, base, attr, e) if handler is not None else UNKNOWN
 
@@ -379,6 +382,15 @@ _NOT_NONE = (ArrayVal, DictVal, TupleVal, SpecVal, FuncVal, ClassVal, InstanceVa
 
 
 _ENUMS = ("enum.Enum", "enum.StrEnum", "enum.IntEnum")
+
+
+def _enum_member(cls: Value, name: str) -> bool:
+    """Whether ``cls.name`` is a member of a source enum: a name its body binds to a value
+    (not a method or a nested class), as Python's ``Enum`` makes a member of it."""
+    if not _is_enum(cls) or name.startswith("_"):
+        return False
+    found = class_lookup(cls, name)  # type: ignore[arg-type]  # a ClassVal: _is_enum holds
+    return found is not None and not isinstance(found, (FuncVal, ClassVal))
 
 
 def _is_enum(v: Value) -> bool:

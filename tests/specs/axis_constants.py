@@ -1,5 +1,11 @@
-"""Mesh axis names kept as constants: a class's attributes and an enum's members' values
-(haliax-style `ResourceAxis.DATA.value`, a project's `class Axes: BATCH = "data"`)."""
+"""Mesh axis names kept as constants: a class's attributes, an enum's members' values
+(haliax-style `ResourceAxis.DATA.value`, a project's `class ParallelAxis(enum.Enum):
+    data = enum.auto()
+    model = enum.auto()
+
+
+class Axes: BATCH = "data"`) and
+an enum's members' names (`ParallelAxis.X.name`, the members made by `enum.auto()`)."""
 import enum
 
 import jax
@@ -13,6 +19,11 @@ class ResourceAxis(str, enum.Enum):
     MODEL = "model"
 
 
+class ParallelAxis(enum.Enum):
+    data = enum.auto()
+    model = enum.auto()
+
+
 class Axes:
     BATCH = "data"
     EMBED = ("data", "model")
@@ -24,3 +35,6 @@ a = jax.device_put(x, NamedSharding(mesh, P(ResourceAxis.DATA.value, ResourceAxi
 b = jax.device_put(x, NamedSharding(mesh, P(Axes.BATCH, None)))
 c = jax.device_put(x, NamedSharding(mesh, P(None, Axes.EMBED)))
 d = jax.device_put(x, NamedSharding(mesh, P(ResourceAxis.MODEL.value)))
+names = (ParallelAxis.data.name, ParallelAxis.model.name)
+named = jax.make_mesh((2, 4), names, axis_types=(AxisType.Explicit,) * 2)
+e = jax.device_put(x, NamedSharding(named, P(None, ParallelAxis.model.name)))
