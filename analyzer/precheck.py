@@ -32,6 +32,8 @@ import sys
 import weakref
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set
 
+from .project import relative_base
+
 if TYPE_CHECKING:
     from .project import Project
 
@@ -71,19 +73,18 @@ def spells_sharding_api(text: str) -> bool:
                for m in _P_ALIAS.finditer(text))
 
 
-def imported_names(text: str, module_name: str) -> Set[str]:
+def imported_names(text: str, module_name: str, is_package: bool = False) -> Set[str]:
     """Every dotted name an import statement in ``text`` may bind or read, resolved as
-    the interpreter resolves them for a module called ``module_name`` (an
-    over-approximation: text in strings and comments counts too)."""
+    the interpreter resolves them for a module called ``module_name`` (a package's
+    ``__init__`` when ``is_package``; an over-approximation: text in strings and
+    comments counts too)."""
     text = text.replace("\\\r\n", " ").replace("\\\n", " ").replace("\\\r", " ")
     out: Set[str] = set()
     for m in _FROM.finditer(text):
         dots, base = m.group(1), m.group(2)
         listed = _parenthesized(text, m.end()) if m.group(3) == "(" else m.group(3)
         if dots:
-            pkg = module_name.split(".")
-            pkg = pkg[: max(0, len(pkg) - len(dots))]
-            base = ".".join(pkg + ([base] if base else []))
+            base = relative_base(module_name, len(dots), base, is_package)
         if base:
             out.update(_prefixes(base))
             out.update(f"{base}.{w}" for w in _WORD.findall(listed))
@@ -153,7 +154,8 @@ def needs_analysis(text: str, path: str, project: Optional[Project],
     memo = _MEMOS.get(project)
     if memo is None or memo.roots != len(project.roots):  # files were added: start afresh
         memo = _MEMOS[project] = _ProjectMemo(len(project.roots))
-    return _reaches_sharding(project, memo, imported_names(text, module_name),
+    package = os.path.basename(path) == "__init__.py"
+    return _reaches_sharding(project, memo, imported_names(text, module_name, package),
                              frozenset(_ATTRIBUTE.findall(text)))
 
 
@@ -235,7 +237,8 @@ def _may_exist(project: Project, memo: _ProjectMemo, name: str) -> bool:
         if _FOLD(parts[-1] + ".py") in entries or (
                 _FOLD(parts[-1]) in entries and "__init__.py" in _listing(memo, os.path.join(d, parts[-1]))):
             return True
-    return False
+    return len(parts) > 1 and bool(project.namespace_bases(parts[0])) and \
+        project.path_of(name) is not None  # under a namespace package: path_of looks there
 
 
 def _listing(memo: _ProjectMemo, directory: str) -> FrozenSet[str]:
@@ -255,7 +258,9 @@ def _facts(memo: _ProjectMemo, name: str, path: str) -> Optional[_Facts]:
         except (Unreadable, SourceError):
             memo.facts[name] = None
         else:
-            memo.facts[name] = _Facts(spells_sharding_api(text), frozenset(imported_names(text, name)),
+            package = os.path.basename(path) == "__init__.py"
+            memo.facts[name] = _Facts(spells_sharding_api(text),
+                                      frozenset(imported_names(text, name, package)),
                                       frozenset(_ATTRIBUTE.findall(text)))
     return memo.facts[name]
 
@@ -265,7 +270,8 @@ def _may_have_submodules(project: Project, memo: _ProjectMemo, name: str) -> boo
     root, or a checked file's module under it."""
     if name not in memo.may_have_submodules:
         rel = name.replace(".", os.sep)
+        bases = list(project.roots) + project.namespace_bases(name.split(".")[0])
         memo.may_have_submodules[name] = any(
-            os.path.isdir(os.path.join(root, rel)) for root in project.roots) or any(
+            os.path.isdir(os.path.join(root, rel)) for root in bases) or any(
             m.startswith(name + ".") for m in project.modules)
     return memo.may_have_submodules[name]

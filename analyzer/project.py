@@ -8,7 +8,7 @@ read, so the cache can tell when an imported module changed.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Dict, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 from .positions import node_positions
 
@@ -32,6 +32,16 @@ def module_name_for(path: str) -> str:
     return ".".join(reversed(parts))
 
 
+def relative_base(module_name: str, level: int, base: str, is_package: bool) -> str:
+    """The absolute module ``from <level dots><base> import ...`` names in module
+    ``module_name``: one dot is the module's own package (the module itself when it is
+    a package's ``__init__``), each further dot one package up."""
+    pkg = module_name.split(".") if module_name else []
+    drop = level - (1 if is_package else 0)
+    pkg = pkg[: max(0, len(pkg) - drop)]
+    return ".".join(pkg + ([base] if base else []))
+
+
 def source_root_for(path: str) -> str:
     """The directory a module's top-level package sits in."""
     d = os.path.dirname(os.path.abspath(path))
@@ -48,6 +58,8 @@ class Project:
         self.config = config
         self.roots: Set[str] = set()
         self.modules: Dict[str, str] = {}  # module name -> path
+        self._missing: Set[str] = set()  # names no project file holds
+        self._namespace_bases: Dict[str, List[str]] = {}
         self._envs: Dict[str, object] = {}
         self._loading: Set[str] = set()
         self.used: Set[str] = set()  # paths read for the file being checked
@@ -61,17 +73,64 @@ class Project:
             return
         self.roots.add(source_root_for(path))
         self.modules.setdefault(module_name_for(path), os.path.abspath(path))
+        self._missing.clear()  # a new root may hold what was looked for
+        self._namespace_bases.clear()
 
     def path_of(self, name: str) -> Optional[str]:
         if name in self.modules:
             return self.modules[name]
+        if name in self._missing:
+            return None
         rel = name.replace(".", os.sep)
         for root in self.roots:
             for cand in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
                 if os.path.isfile(cand):
                     self.modules[name] = cand
                     return cand
+        found = self._in_namespace_package(name)
+        if found is None:
+            self._missing.add(name)
+        else:
+            self.modules[name] = found
+        return found
+
+    def _in_namespace_package(self, name: str) -> Optional[str]:
+        """``name``'s file under a namespace package (PEP 420: a directory with no
+        ``__init__.py``, as ``inference`` in ``from inference import parallel``)."""
+        if "." not in name:
+            return None  # the namespace package itself: no file to read
+        rel = name.replace(".", os.sep)
+        for d in self.namespace_bases(name.split(".")[0]):
+            for cand in (os.path.join(d, rel + ".py"), os.path.join(d, rel, "__init__.py")):
+                if os.path.isfile(cand):
+                    return cand
         return None
+
+    def namespace_bases(self, top: str) -> List[str]:
+        """The directories that hold a namespace package ``top``: a source root, or a
+        directory above one up to the project's root (where the project runs with that
+        directory on ``sys.path``)."""
+        if top not in self._namespace_bases:
+            limit = os.path.abspath(self.config.root) if self.config is not None else None
+            found: List[str] = []
+            for root in sorted(self.roots):
+                d = root
+                while True:
+                    pkg = os.path.join(d, top)
+                    if d not in found and os.path.isdir(pkg) and \
+                            not os.path.isfile(os.path.join(pkg, "__init__.py")):
+                        found.append(d)
+                    if limit is None or d == limit or \
+                            not d.startswith(limit.rstrip(os.sep) + os.sep):
+                        break
+                    d = os.path.dirname(d)
+            self._namespace_bases[top] = found
+        return self._namespace_bases[top]
+
+    def is_package(self, name: str) -> bool:
+        """Whether module ``name`` is a package (its file an ``__init__.py``)."""
+        path = self.path_of(name) if name else None
+        return path is not None and os.path.basename(path) == "__init__.py"
 
     def has_module(self, name: str) -> bool:
         if not name or name.split(".")[0] in ("jax", "jaxlib", "numpy", "flax", "functools"):

@@ -1,6 +1,7 @@
 """The pre-check that spares libcst files which cannot hold a finding (analyzer/precheck.py)
 must be sound: a file gets exactly the findings the full analysis gives it."""
 
+import os
 import textwrap
 
 import pytest
@@ -33,14 +34,24 @@ USERS = {
                      "w = jnp.cumsum(DATA, axis=0)\n",
     "relative.py": "import jax.numpy as jnp\nfrom .setup import BATCH\n"
                    "w = jnp.cumsum(BATCH, axis=0)\n",
+    # a package's __init__ re-exports it relatively: `.` there is the package itself
+    "package_init.py": "import jax.numpy as jnp\nfrom lib.sub import BATCH\n"
+                       "w = jnp.cumsum(BATCH, axis=0)\n",
+    # from a namespace package (PEP 420: `ns/` has no __init__.py), by a file under it
+    "namespace.py": "import jax.numpy as jnp\nfrom ns import pkg\n"
+                    "w = jnp.cumsum(pkg.BATCH, axis=0)\n",
 }
+PLACED = {"relative.py": "lib/relative.py", "namespace.py": "ns/app/namespace.py"}
 
 
 def _project(tmp_path):
     files = {"lib/__init__.py": "", "lib/setup.py": SETUP,
              "mid.py": "from lib.setup import BATCH as DATA\n",
-             "plain.py": "import os\n\n\ndef f(x):\n    return x + 1\n"}
-    files.update({(f"lib/{n}" if n == "relative.py" else n): t for n, t in USERS.items()})
+             "plain.py": "import os\n\n\ndef f(x):\n    return x + 1\n",
+             "lib/sub/__init__.py": "from .inner import BATCH\n",
+             "lib/sub/inner.py": "from lib.setup import BATCH\n",
+             "ns/pkg/__init__.py": "from .setup import *\n", "ns/pkg/setup.py": SETUP}
+    files.update({PLACED.get(n, n): t for n, t in USERS.items()})
     for name, text in files.items():
         p = tmp_path / name
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -49,7 +60,8 @@ def _project(tmp_path):
 
 
 def _findings(files, cache_dir=None):
-    cfg = Config(timeout_per_file=0, memory_per_file=0)  # checked in this process
+    # checked in this process; the project's root holds the namespace package's directory
+    cfg = Config(timeout_per_file=0, memory_per_file=0, root=os.path.commonpath(files))
     return [(f.filename, f.row, f.code) for f in
             runner.run(files, cfg, jobs=1, cache_dir=cache_dir).findings]
 
@@ -178,3 +190,6 @@ def test_imported_names_cover_the_import_forms():
     for n in ("a", "a.b", "d", "pkg.sub.e", "pkg.sub.e.f", "pkg.sub.e.g", "pkg", "pkg.h",
               "i", "i.j", "i.j.k", "l", "m", "n.o", "n.r", "s.t"):
         assert n in names, n
+    # in a package's __init__ (pkg/sub/__init__.py), `.` is the package itself
+    names = precheck.imported_names("from .e import f\nfrom .. import h\n", "pkg.sub", True)
+    assert {"pkg.sub.e", "pkg.sub.e.f", "pkg.h"} <= names and "pkg.e" not in names

@@ -9,6 +9,7 @@ import libcst as cst
 from ..events import MeshCtx, TypeRecord
 from ..jaxapi.registry import get_hook
 from ..jaxapi.specs import spec_items
+from ..project import relative_base
 from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName, SpecVal,
                       TupleVal, Value)
 from ..syntax import dotted
@@ -267,9 +268,8 @@ class StatementsMixin(InterpreterBase):
     def exec_import_from(self, small: cst.ImportFrom, env: Env, ctx: MeshCtx) -> None:
         base = dotted(small.module) if small.module is not None else ""
         if small.relative:
-            pkg = self.module_name.split(".")
-            pkg = pkg[: max(0, len(pkg) - len(small.relative))]
-            base = ".".join(pkg + ([base] if base else []))
+            package = self.project is not None and self.project.is_package(self.module_name)
+            base = relative_base(self.module_name, len(small.relative), base, package)
         if isinstance(small.names, cst.ImportStar):
             if self.project is not None and self.project.has_module(base):
                 menv = self.project.module_env(base, self)
