@@ -273,6 +273,8 @@ def join(a: Value, b: Value) -> Value:
         return TupleVal(tuple(join(x, y) for x, y in zip(a.items, b.items)), a.is_list)
     if isinstance(a, DictVal) and isinstance(b, DictVal) and [k for k, _ in a.items] == [k for k, _ in b.items]:
         return DictVal(tuple((k, join(v, b.get(k))) for k, v in a.items))
+    if isinstance(a, MeshVal) and isinstance(b, MeshVal):
+        return join_meshes(a, b)
     if isinstance(a, InstanceVal) and isinstance(b, InstanceVal) and a.cls is b.cls \
             and a.assumed == b.assumed:  # ``cfg.x = v`` on one path only: x is unknown
         ga, gb = dict(a.given), dict(b.given)
@@ -281,6 +283,19 @@ def join(a: Value, b: Value) -> Value:
             (k, join(ga[k], gb[k]) if k in ga and k in gb else UNKNOWN) for k in keys),
             a.assumed)
     return UNKNOWN
+
+
+def join_meshes(a: MeshVal, b: MeshVal) -> Value:
+    """A mesh made on either of two paths (a factory that builds ``Mesh(devices,
+    names)`` from devices chosen per platform): what both agree on, where they have the
+    same axis names and axis types; a size they differ on is unknown."""
+    if a.names is None or a.names != b.names or a.types != b.types:
+        return UNKNOWN
+    sizes = None
+    if a.sizes is not None and b.sizes is not None:
+        sizes = tuple(x if x == y else None for x, y in zip(a.sizes, b.sizes))
+    return MeshVal(a.names, sizes, a.types, a.node if a.node is b.node else None,
+                   a.origin if a.origin == b.origin else "")
 
 
 def join_arrays(a: "ArrayVal", b: "ArrayVal") -> "ArrayVal":

@@ -645,3 +645,30 @@ def test_a_presence_test_of_a_call_is_not_read_as_a_presence(tmp_path):
     sites = sharding_sites(src, "m.py", Config(assume_defaults=True))
     assert [(s.row, s.spec, s.assumes) for s in sites] == [
         (6, "P('data')", ("`scale` is not None",)), (7, None, ())]
+
+
+def test_a_mesh_built_on_either_branch_with_the_same_axes_keeps_its_axes(jax8):
+    """Two ``return Mesh(devices, names)`` with the same names: the mesh's axis names are
+    known whichever runs (``mesh.axis_names`` read back too), its sizes are not; JAX
+    places on those axes."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "mesh_factory.py"
+    for config in (Config(assume_defaults=True), Config()):  # the map, and `check` alike
+        (site,) = [s for s in sharding_sites(path.read_text(), str(path), config)
+                   if s.kind == "NamedSharding"]
+        assert (site.spec, site.mesh) == ("P(None, ('x', 'y'))", "Mesh('x': ?, 'y': ?)")
+    (res,) = run_snippets([path.read_text() + "\nRESULT = repr(w.sharding.spec)\n"])
+    assert res["status"] == "ok", res
+    assert _as_written(res["result"]) == site.spec
+
+
+def test_meshes_that_differ_in_names_or_types_join_to_unknown():
+    from shardcheck.analyzer.values import UNKNOWN, MeshVal, join
+    from sharding_types import AxisType
+    auto, explicit = (AxisType.Auto,) * 2, (AxisType.Explicit,) * 2
+    a = MeshVal(("x", "y"), (8, 1), auto)
+    joined = join(a, MeshVal(("x", "y"), (4, 1), auto))
+    assert isinstance(joined, MeshVal) and (joined.names, joined.sizes) == (("x", "y"), (None, 1))
+    assert join(a, MeshVal(("x", "z"), (8, 1), auto)) is UNKNOWN
+    assert join(a, MeshVal(("x", "y"), (8, 1), explicit)) is UNKNOWN
