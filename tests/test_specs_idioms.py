@@ -672,3 +672,24 @@ def test_meshes_that_differ_in_names_or_types_join_to_unknown():
     assert isinstance(joined, MeshVal) and (joined.names, joined.sizes) == (("x", "y"), (None, 1))
     assert join(a, MeshVal(("x", "z"), (8, 1), auto)) is UNKNOWN
     assert join(a, MeshVal(("x", "y"), (8, 1), explicit)) is UNKNOWN
+
+
+def test_what_a_set_up_method_stores_is_read_by_the_other_methods(jax8):
+    """``self.mesh`` built in ``setUp`` (and in ``__init__`` from locals) is the mesh the
+    test methods place on; an attribute another method reassigns stays unknown."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "set_up_stores.py"
+    sites = {(s.function, s.kind): s for s in
+             sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))}
+    test = sites[("ShardingTest.test_placement", "device_put")]
+    assert (test.spec, test.mesh) == ("P('data', None)", "Mesh('data': ?, 'model': ?)")
+    place = sites[("Engine.place", "device_put")]
+    assert (place.spec, place.mesh) == ("P(None, 'model')", MESH)
+    layout = sites[("Engine.place_layout", "device_put")]
+    assert layout.spec is None and layout.mesh == MESH  # `layout` is reassigned elsewhere
+    (res,) = run_snippets([path.read_text() + "\nRESULT = [repr(placed.sharding.spec), "
+                           "repr(by_engine.sharding.spec), placed.sharding.mesh.axis_names]\n"])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"][:2]] == [test.spec, place.spec]
+    assert tuple(res["result"][2]) == ("data", "model")
