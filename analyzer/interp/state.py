@@ -147,6 +147,7 @@ class MeshContextVal(Value):
     """What ``jax.set_mesh(m)`` returns: usable in ``with`` or as a statement."""
 
     mesh: Value
+    sets_now: bool = False  # jax.set_mesh: the call itself sets the mesh (0.10-0.12)
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,7 +17,7 @@ from ..values import InstanceVal
 from .base import InterpreterBase
 from .expressions import truth
 from .objects import CLASS_KEY, make_class, with_attribute
-from .state import Env
+from .state import Env, MeshContextVal
 
 _RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesWithLiteralMatch",
            "assertWarns", "assertWarnsRegex", "assertRaisesRegexp")
@@ -225,6 +225,8 @@ class StatementsMixin(InterpreterBase):
             v = self.ev(small.value, env, ctx)
             for t in small.targets:
                 self.assign(t.target, v, env, ctx)
+            if isinstance(v, MeshContextVal) and v.sets_now:  # `_ = jax.set_mesh(mesh)`
+                return get_hook("statement")(self, v, ctx) or ctx
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 self.assign(small.target, self.ev(small.value, env, ctx), env, ctx)

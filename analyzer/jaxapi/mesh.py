@@ -80,7 +80,7 @@ def _check_device_count(it: "Interpreter", c: ApiCall, sizes: Optional[Tuple[Opt
 
 @models(*api.MESH_CONTEXTS)
 def mesh_context(it: "Interpreter", c: ApiCall) -> Value:
-    return MeshContextVal(c.args.get(0, "mesh"))
+    return MeshContextVal(c.args.get(0, "mesh"), sets_now=c.name == api.SET_MESH)
 
 
 def _mesh(it: "Interpreter", c: ApiCall, sizes: Optional[Tuple[Optional[int], ...]],

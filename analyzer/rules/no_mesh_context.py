@@ -7,7 +7,9 @@ class NoMeshContext(ShardRule):
     ## What it does
     Flags a bare `PartitionSpec` (or a `shard_map` without `mesh=`) used where provably
     no mesh is set: no `jax.set_mesh(mesh)` before it and no `with jax.set_mesh(mesh):`
-    around it, at module level or in a script's entry point.
+    around it, at module level or in a script's entry point. `jax.set_mesh(mesh)` sets the
+    mesh when it is called (JAX 0.10-0.12), also where the context manager it returns is
+    assigned and never entered (`_ = jax.set_mesh(mesh)`).
 
     ## Why is this bad?
     A bare spec means "on the context mesh". With none set, JAX raises `ValueError:
@@ -52,6 +54,18 @@ def main():
 
 if __name__ == "__main__":
     main()
+"""),
+        # jax.set_mesh sets the mesh when called; the context manager it returns may be
+        # dropped (Flax's NNX examples: `_ = jax.set_mesh(...)`), and helpers see it too
+        Valid("""import jax
+import jax.numpy as jnp
+from jax import P
+_ = jax.set_mesh(jax.make_mesh((2, 4), ("data", "model")))
+
+def place(x):
+    return jax.device_put(x, P("data", None))
+
+y = place(jnp.zeros((8, 16)))
 """),
     ]
     INVALID = [
