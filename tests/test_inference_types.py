@@ -92,3 +92,14 @@ def test_an_unresolved_dtype_stays_unknown():
     assert got["k"] == (None, "?[4,8]")
     assert got["r"] == (None, "?[8]")
     assert got["i"] == ("int32[8]", "int32[8]")
+
+
+def test_a_number_where_the_dtype_goes_makes_no_array(jax8):
+    """``jnp.ones(4, 4)`` (meant: ``jnp.ones((4, 4))``): JAX raises TypeError, so there
+    is no rank-1 array to check a spec against (a Flax guide writes it so)."""
+    from jax_snippets import run_snippets
+    src = "import jax.numpy as jnp\n\nw = jnp.ones(4, 4)\nv = jnp.full(4, 1.0, 2)\n"
+    got = {t.name: (t.type, t.partial) for t in infer_types(src, "ones.py")}
+    assert "w" not in got and "v" not in got
+    (res,) = run_snippets([src])
+    assert res["status"] != "ok" and "TypeError" in str(res), res

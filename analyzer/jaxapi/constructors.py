@@ -116,6 +116,8 @@ def constructed(it: "Interpreter", c: ApiCall, shape: Optional[tuple],
     else:
         i = 2 if short == "full" else 1
         v = c.args.get(i, "dtype")
+        if isinstance(v, Const) and isinstance(v.value, (int, float)):
+            return UNKNOWN  # `jnp.ones(4, 4)`: no dtype; JAX raises TypeError, no array
         if c.args.given(i, "dtype") and not (isinstance(v, Const) and v.value is None):
             dt = ops.dtype_of(v)  # None: told, but not resolved
         elif short == "full":
