@@ -620,3 +620,22 @@ def test_an_imported_match_partition_rules_is_read_by_name(tmp_path):
         (10, "[matching '.*/kernel']", "P('fsdp', 'tp')"), (10, "[matching '.*']", "P()"),
         (11, "", None)]
 
+
+
+def test_an_internal_error_in_one_file_is_said_and_the_others_are_mapped(tmp_path, monkeypatch):
+    from shardcheck.analyzer import sitemap
+    real = sitemap.sharding_sites
+
+    def broken(source, path, *a):
+        if path.endswith("a.py"):
+            raise KeyError("boom")
+        return real(source, path, *a)
+
+    monkeypatch.setattr(sitemap, "sharding_sites", broken)
+    spec = "import jax\nfrom jax.sharding import PartitionSpec as P\ns = jax.jit(lambda x: x, out_shardings=P('d'))\n"
+    (tmp_path / "a.py").write_text(spec)
+    (tmp_path / "b.py").write_text(spec)
+    code, out, err = run(["specs", "--format", "json", str(tmp_path)], tmp_path)
+    assert code == 2 and "Traceback" not in err
+    assert "a.py: not analysed: internal error (KeyError: 'boom')" in err
+    assert {s["filename"].rsplit("/", 1)[-1] for s in json.loads(out)["sites"]} == {"b.py"}
