@@ -8,7 +8,7 @@ read, so the cache can tell when an imported module changed.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .positions import node_positions
 
@@ -60,6 +60,8 @@ class Project:
         self.modules: Dict[str, str] = {}  # module name -> path
         self._missing: Set[str] = set()  # names no project file holds
         self._namespace_bases: Dict[str, List[str]] = {}
+        self._deps: Dict[str, FrozenSet[str]] = {}  # module -> the files reading it read
+        self._resolving: Set[Tuple[str, str]] = set()
         self._envs: Dict[str, object] = {}
         self._loading: Set[str] = set()
         self.used: Set[str] = set()  # paths read for the file being checked
@@ -138,15 +140,20 @@ class Project:
         return self.path_of(name) is not None
 
     def module_env(self, name: str, requester=None):
+        """The top-level definitions of project module ``name`` (read once per process),
+        None when it is no project module or is being read. Every file it read, itself
+        included, is added to ``used``: a cached result goes stale when one changes."""
         path = self.path_of(name)
         if path is None:
             return None
-        self.used.add(path)
         if name in self._envs:
+            self.used.update(self._deps.get(name, (path,)))
             return self._envs[name]
+        self.used.add(path)
         if name in self._loading:
             return None
         self._loading.add(name)
+        outer, self.used = self.used, {path}  # what reading it reads, for every reader
         try:
             from .config import Config
             from .engine import analyze
@@ -162,8 +169,25 @@ class Project:
             env = None
         finally:
             self._loading.discard(name)
+            self._deps[name] = frozenset(self.used)
+            self.used = outer | self.used
         self._envs[name] = env
         return env
+
+    def imported(self, module: str, name: str) -> Any:
+        """``name`` as project module ``module`` defines it (``from module import
+        name``, read when it is used: see ``interp.state.LazyImport``); unknown where
+        re-exports go round in a circle (Python raises ImportError there)."""
+        from .values import UNKNOWN
+        key = (module, name)
+        if key in self._resolving:
+            return UNKNOWN
+        self._resolving.add(key)
+        try:
+            menv = self.module_env(module)
+            return menv.lookup(name) if menv is not None else UNKNOWN
+        finally:
+            self._resolving.discard(key)
 
     def locate(self, node: cst.CSTNode) -> Optional[Tuple[str, Any, str]]:
         """The file, position and source text of a node of a module read through an

@@ -227,6 +227,30 @@ def test_cache_makes_a_rerun_reuse_results_and_sees_changed_imports(tree):
     assert "(1 from cache)" in err
 
 
+def test_a_change_behind_a_packages_re_export_re_checks_every_file_that_uses_it(tree):
+    """``from pkg import AXIS`` where ``pkg/__init__.py`` re-exports it from a submodule:
+    every file that used it depends on the submodule, also the ones checked after the
+    first read the package (one process keeps the modules it read)."""
+    user = """
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        from pkg import MESH, AXIS
+        x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(MESH, P(AXIS, None)))
+        """
+    d = tree({"pkg/__init__.py": "from .meshes import MESH, AXIS\n", "pkg/meshes.py": '''
+        import jax
+        MESH = jax.make_mesh((2, 4), ("data", "model"))
+        AXIS = "data"
+        ''', "a.py": user, "b.py": user, "c.py": "import pkg\n"})
+    assert run([".", "-v", "-j", "1"], d)[0] == 0
+    (d / "pkg/meshes.py").write_text(
+        'import jax\nMESH = jax.make_mesh((2, 4), ("data", "model"))\nAXIS = "batch"\n')
+    code, out, err = run([".", "-v", "-j", "1"], d)
+    assert code == 1 and "a.py:6" in out and "b.py:6" in out and "'batch'" in out
+    assert "(1 from cache)" in err  # c.py, which reads no name of the package
+
+
 def test_declared_production_mesh_finds_what_8_devices_hide(tree):
     src = '''
         import jax

@@ -166,11 +166,11 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
     if cls.opaque:
         return UNKNOWN
     if attr in cls.set_elsewhere:
-        found = _stored_parameter(it, cls, attr, ctx)
-        if found is UNKNOWN:
+        stored = _stored_parameter(it, cls, attr, ctx)
+        if stored is UNKNOWN:
             from .set_up import set_up_value
-            found = set_up_value(it, cls, attr)
-        return found
+            stored = set_up_value(it, cls, attr)
+        return stored
     method = _method(cls, attr)
     if method is not None:
         fdef, owner = method

@@ -28,6 +28,8 @@ class Env:
         while env is not None:
             v = env.vars.get(name)
             if v is not None:
+                if type(v) is LazyImport:
+                    return v.project.imported(v.module, v.name)
                 return v
             env = env.parent
         return UNKNOWN
@@ -140,6 +142,18 @@ class CallArgs:
     @property
     def starred(self) -> bool:
         return any(a.star for a in self.args)
+
+
+@dataclass(frozen=True, eq=False)
+class LazyImport(Value):
+    """``from module import name`` written in a module read through an import, read from
+    ``module`` each time it is looked up (``Env.lookup``), not when the importing module
+    is read: a package's ``__init__`` re-exports every submodule, and a file that uses one
+    of them reads that one only (and depends on that one only, for the cache)."""
+
+    project: Any
+    module: str
+    name: str
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,7 +17,7 @@ from ..values import InstanceVal
 from .base import InterpreterBase
 from .expressions import truth
 from .objects import CLASS_KEY, make_class, with_attribute
-from .state import Env, MeshContextVal
+from .state import Env, LazyImport, MeshContextVal
 
 _RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesWithLiteralMatch",
            "assertWarns", "assertWarnsRegex", "assertRaisesRegexp")
@@ -86,6 +86,14 @@ class StatementsMixin(InterpreterBase):
             env.merge_from(*branches)
         return ctx
 
+    def walked(self, kind: str, node: cst.CSTNode, walk: Any) -> Any:
+        """``walk(node)``, once per node in this analysis (a helper's body runs again at
+        every call, and libcst's visitors cost more than the statements they read)."""
+        key = (kind, node)
+        if key not in self.ret_cache:
+            self.ret_cache[key] = walk(node)
+        return self.ret_cache[key]
+
     def exec_loop(self, stmt: Union[cst.For, cst.While], env: Env,
                   ctx: MeshCtx) -> None:
         over = self.ev(stmt.iter if isinstance(stmt, cst.For) else stmt.test, env, ctx)
@@ -121,7 +129,8 @@ class StatementsMixin(InterpreterBase):
         """``for name, value in params.items():`` over a few known items, outermost loop
         only, with no ``break``/``continue``/``return``/``else``: the body runs once per
         item, so each entry of a spec table meets its own array."""
-        if self.loop_unroll_depth or stmt.orelse is not None or _jumps(stmt.body):
+        if self.loop_unroll_depth or stmt.orelse is not None or \
+                self.walked("jumps", stmt.body, _jumps):
             return False
         items = self.iter_items(over)
         if items is None or not 0 < len(items) <= _LOOP_UNROLL:
@@ -162,7 +171,8 @@ class StatementsMixin(InterpreterBase):
             return
         known = truth(self.ev(test, env, ctx)) if self.assume_defaults else None
         if not self.assume_defaults and any(
-                isinstance(self.ev(base, env, ctx), ArrayVal) for base in _shape_reads(test)):
+                isinstance(self.ev(base, env, ctx), ArrayVal)
+                for base in self.walked("shape reads", test, _shape_reads)):
             # a test of the array's own rank or shape (`if x.ndim == 3:`) is decided per
             # call: only the branch this call runs is checked (its twin is for other shapes)
             decided = truth(self.ev(test, env, ctx))
@@ -287,8 +297,10 @@ class StatementsMixin(InterpreterBase):
             if self.project is not None and self.project.has_module(full):
                 value = ProjectModule(full)
             elif self.project is not None and self.project.has_module(base):
-                menv = self.project.module_env(base, self)
-                value = menv.lookup(name) if menv is not None else UNKNOWN
+                if self.definitions_only:  # a module read through an import: read
+                    value = LazyImport(self.project, base, name)  # `base` at first use
+                else:
+                    value = self.project.imported(base, name)
             else:
                 value = QualName(full)
             self.assign(target, value, env, ctx)
@@ -320,41 +332,83 @@ class StatementsMixin(InterpreterBase):
 
 
 def _jumps(body: cst.CSTNode) -> bool:
-    """Whether a loop body may leave an iteration early (break, continue, return, yield)."""
-    finder = _Jumps()
-    body.visit(finder)
+    """Whether a loop body may leave an iteration early: a break, continue, return or
+    yield in it, outside functions and classes defined in it (a hand-written walk: a
+    libcst visitor over every node of every loop body cost seconds on large trees)."""
+    if isinstance(body, (cst.Break, cst.Continue, cst.Return, cst.Yield)):
+        return True
+    if isinstance(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        return any(_jumps(s) for s in body.body)
+    if isinstance(body, cst.SimpleStatementLine):
+        return any(_jumps(s) for s in body.body)
+    if isinstance(body, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        return body.value is not None and _has_yield(body.value)
+    if isinstance(body, cst.BaseCompoundStatement):
+        return any(_jumps(c) for c in _blocks(body))
+    return False
+
+
+def _blocks(stmt: cst.BaseCompoundStatement) -> List[cst.CSTNode]:
+    """The bodies a compound statement runs (an if's elif/else, a try's handlers...)."""
+    out: List[cst.CSTNode] = [stmt.body]
+    for name in ("orelse", "finalbody"):
+        part = getattr(stmt, name, None)
+        if part is not None:
+            out.append(part if isinstance(part, cst.If) else part.body)
+    out.extend(h.body for h in getattr(stmt, "handlers", ()))
+    out.extend(c.body for c in getattr(stmt, "cases", ()))
+    return out
+
+
+def _has_yield(e: cst.BaseExpression) -> bool:
+    if isinstance(e, cst.Yield):
+        return True
+    if isinstance(e, (cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Attribute)):
+        return False
+    finder = _Yields()
+    e.visit(finder)
     return finder.found
 
 
-class _Jumps(cst.CSTVisitor):
-    """Whether a break, continue, return or yield is anywhere inside (libcst.matchers
-    would say the same, but importing it costs half a second of every run)."""
-
+class _Yields(cst.CSTVisitor):
     found = False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Yield)):
+        if isinstance(node, cst.Yield):
             self.found = True
-        return not self.found
-
-
-
-class _ShapeReads(cst.CSTVisitor):
-    """The names (and attribute chains) whose ``.ndim``, ``.shape`` or ``.size`` a test
-    reads: ``x`` in ``x.ndim == 3``, ``len(x.shape) > 2``, ``self.w.shape[-1] % 128``."""
-
-    def __init__(self) -> None:
-        self.bases: List[cst.BaseExpression] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in ("ndim", "shape", "size") and dotted(node.value) is not None:
-            self.bases.append(node.value)
+        return not self.found and not isinstance(node, cst.Lambda)
 
 
 def _shape_reads(test: cst.BaseExpression) -> List[cst.BaseExpression]:
-    finder = _ShapeReads()
-    test.visit(finder)
-    return finder.bases
+    """The names (and attribute chains) whose ``.ndim``, ``.shape`` or ``.size`` a test
+    reads: ``x`` in ``x.ndim == 3``, ``len(x.shape) > 2``, ``self.w.shape[-1] % 128``
+    (through comparisons, arithmetic, ``and``/``or``/``not``, calls and subscripts)."""
+    out: List[cst.BaseExpression] = []
+    todo: List[Any] = [test]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Attribute):
+            if n.attr.value in ("ndim", "shape", "size") and dotted(n.value) is not None:
+                out.append(n.value)
+            todo.append(n.value)
+        elif isinstance(n, cst.Comparison):
+            todo.append(n.left)
+            todo.extend(c.comparator for c in n.comparisons)
+        elif isinstance(n, (cst.BinaryOperation, cst.BooleanOperation)):
+            todo.extend((n.left, n.right))
+        elif isinstance(n, cst.UnaryOperation):
+            todo.append(n.expression)
+        elif isinstance(n, cst.Call):
+            todo.append(n.func)
+            todo.extend(a.value for a in n.args)
+        elif isinstance(n, cst.Subscript):
+            todo.append(n.value)
+            todo.extend(s.slice.value for s in n.slice if isinstance(s.slice, cst.Index))
+        elif isinstance(n, (cst.Tuple, cst.List)):
+            todo.extend(el.value for el in n.elements)
+    return out[::-1]
 
 
 def _is_raises(expr: cst.BaseExpression) -> bool:
