@@ -18,7 +18,10 @@ class LogicalNameWithoutRule(ShardRule):
     Flags a logical axis name (Flax `nn.with_logical_constraint`,
     `nn.logical_to_mesh_axes`, `nn.with_logical_partitioning`, `nnx.Param(out_sharding=)`,
     `nnx.with_partitioning`) that no rule of the logical axis rules in force maps to mesh
-    axes.
+    axes. Under NNX a name no rule maps is a mesh axis name, as Flax's own guides write
+    them (`nnx.with_partitioning(init, (None, "model"))` with no rules at all): such a
+    name is flagged only where rules are in force and it is not an axis of the mesh the
+    value is sharded on (or that mesh is unknown).
 
     ## Why is this bad?
     Flax does not complain. Linen (flax 0.12) leaves a dim whose name has no rule
@@ -55,6 +58,21 @@ class LogicalNameWithoutRule(ShardRule):
     VALID = [Valid(_PRELUDE + """with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
     y = nn.with_logical_constraint(jnp.zeros((8, 16)), ("batch", None))
     assert y.sharding.spec == P("data", None), y.sharding.spec
+"""),
+        # NNX with mesh axis names and no rules (Flax's GSPMD guide): nothing to map
+        Valid(_PRELUDE + """from flax import nnx
+with jax.set_mesh(mesh):
+    w = nnx.Param(jnp.zeros((4, 8)), out_sharding=(None, "model"))
+    assert w.sharding.spec == P(None, "model"), w.sharding.spec
+
+class Block(nnx.Module):
+    def __init__(self, rngs):
+        init = nnx.with_partitioning(nnx.initializers.lecun_normal(), ("data", "model"))
+        self.dense = nnx.Linear(4, 8, kernel_init=init, rngs=rngs)
+
+with jax.set_mesh(mesh):
+    b = Block(nnx.Rngs(0))
+    assert b.dense.kernel.sharding.spec == P("data", "model"), b.dense.kernel.sharding.spec
 """)]
     INVALID = [Invalid(_PRELUDE + """with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
     y = nn.with_logical_constraint(jnp.zeros((8, 16)), ("batch", "embd"))
@@ -65,6 +83,12 @@ class LogicalNameWithoutRule(ShardRule):
         for node, fact in ctx.facts(LogicalResolution):
             named = {n for n, _ in fact.rules}
             missing = [n for n in fact.unmatched if n not in named]
+            if fact.library == "nnx":  # NNX hands an unmatched name to JAX as a mesh axis
+                axes = fact.mesh.names if fact.mesh is not None else None
+                if axes is not None:  # an axis of the mesh it shards on: meant as one
+                    missing = [n for n in missing if n not in axes]
+                elif not named:  # no rules at all: the names are the mesh's axes
+                    continue
             if not missing:
                 continue
             if fact.library == "linen":
