@@ -352,7 +352,7 @@ def _jumps(body: cst.CSTNode) -> bool:
 
 def _blocks(stmt: cst.BaseCompoundStatement) -> List[cst.CSTNode]:
     """The bodies a compound statement runs (an if's elif/else, a try's handlers...)."""
-    out: List[cst.CSTNode] = [stmt.body]
+    out: List[cst.CSTNode] = [stmt.body] if hasattr(stmt, "body") else []  # not a match
     for name in ("orelse", "finalbody"):
         part = getattr(stmt, name, None)
         if part is not None:
@@ -390,7 +390,7 @@ def _shape_reads(test: cst.BaseExpression) -> List[cst.BaseExpression]:
     while todo:
         n = todo.pop()
         if isinstance(n, cst.Attribute):
-            if n.attr.value in ("ndim", "shape", "size") and dotted(n.value) is not None:
+            if n.attr.value in ("ndim", "shape", "size") and dotted(n.value):  # a name or chain
                 out.append(n.value)
             todo.append(n.value)
         elif isinstance(n, cst.Comparison):
