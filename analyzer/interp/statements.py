@@ -339,9 +339,7 @@ def _jumps(body: cst.CSTNode) -> bool:
         return True
     if isinstance(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
-    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-        return any(_jumps(s) for s in body.body)
-    if isinstance(body, cst.SimpleStatementLine):
+    if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
         return any(_jumps(s) for s in body.body)
     if isinstance(body, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
         return body.value is not None and _has_yield(body.value)
