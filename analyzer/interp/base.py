@@ -55,6 +55,13 @@ class InterpreterBase:
     assumed: List[str]  # the defaults read so far in the body being analyzed ("Cls.field")
     events: Events
 
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()``, once per ``key`` in this analysis: for walks of the syntax tree
+        that a helper's body would otherwise repeat at every call."""
+        if key not in self.ret_cache:
+            self.ret_cache[key] = compute()
+        return self.ret_cache[key]
+
     # -- the driver (model.py) --------------------------------------------------------------
     def register(self, fv: FuncVal) -> FuncInfo:
         raise NotImplementedError

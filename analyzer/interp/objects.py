@@ -235,10 +235,8 @@ def _stored_parameter(it: Any, cls: ClassVal, attr: str, ctx: Any) -> Value:
         if p.name.value == attr and _stores(fdef, attr):
             return _parameter_value(it, owner, p, ctx, fdef)
     if it.assume_defaults:
-        key = ("stored literal", cls.node, attr)  # the class is walked once per attribute
-        if key not in it.ret_cache:
-            it.ret_cache[key] = _stored_literal((cls, owner), fdef, attr)
-        literal = it.ret_cache[key]
+        literal = it.memo(("stored literal", cls.node, attr),  # once per attribute
+                          lambda: _stored_literal((cls, owner), fdef, attr))
         if literal is not None:
             from .state import Env
             env = Env(parent=owner.env)  # the parameters a chain starts from, as assumed
@@ -311,10 +309,7 @@ def _rebinds(fdef: cst.FunctionDef, name: str) -> bool:
 def cached_fills_none(it: Any, fdef: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
     """``fills_none``, with the body walked once per (function, parameter) in a run: it
     is asked at every read of the parameter (or of ``self.<name>`` stored from it)."""
-    key = ("fills none", fdef, name)
-    if key not in it.ret_cache:
-        it.ret_cache[key] = fills_none(fdef, name)
-    return it.ret_cache[key]
+    return it.memo(("fills none", fdef, name), lambda: fills_none(fdef, name))
 
 
 def fills_none(fdef: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:

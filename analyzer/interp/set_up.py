@@ -27,13 +27,7 @@ SET_UP_METHODS = ("__init__", "__post_init__", "setUp", "setup")
 def set_up_value(it: Any, cls: ClassVal, attr: str) -> Value:
     """``self.<attr>`` as a set-up method of ``cls`` stores it, where that is the one
     assignment of ``.<attr>`` in the class and its source bases; else unknown."""
-    key = ("assigned once", cls.node, attr)
-    if key not in it.ret_cache:
-        counter = _Assignments(attr)
-        for c in dict.fromkeys(_lineage(cls)):
-            c.node.visit(counter)
-        it.ret_cache[key] = counter.count == 1
-    if not it.ret_cache[key]:
+    if not it.memo(("assigned once", cls.node, attr), lambda: _assigned_once(cls, attr)):
         return UNKNOWN
     for name in SET_UP_METHODS:
         found = _method(cls, name)
@@ -42,6 +36,13 @@ def set_up_value(it: Any, cls: ClassVal, attr: str) -> Value:
             if attr in stored:
                 return stored[attr]
     return UNKNOWN
+
+
+def _assigned_once(cls: ClassVal, attr: str) -> bool:
+    counter = _Assignments(attr)
+    for c in dict.fromkeys(_lineage(cls)):
+        c.node.visit(counter)
+    return counter.count == 1
 
 
 def _stores(it: Any, cls: ClassVal, fdef: cst.FunctionDef, owner: ClassVal) -> Dict[str, Value]:

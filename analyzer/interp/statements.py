@@ -86,14 +86,6 @@ class StatementsMixin(InterpreterBase):
             env.merge_from(*branches)
         return ctx
 
-    def walked(self, kind: str, node: cst.CSTNode, walk: Any) -> Any:
-        """``walk(node)``, once per node in this analysis (a helper's body runs again at
-        every call, and libcst's visitors cost more than the statements they read)."""
-        key = (kind, node)
-        if key not in self.ret_cache:
-            self.ret_cache[key] = walk(node)
-        return self.ret_cache[key]
-
     def exec_loop(self, stmt: Union[cst.For, cst.While], env: Env,
                   ctx: MeshCtx) -> None:
         over = self.ev(stmt.iter if isinstance(stmt, cst.For) else stmt.test, env, ctx)
@@ -130,7 +122,7 @@ class StatementsMixin(InterpreterBase):
         only, with no ``break``/``continue``/``return``/``else``: the body runs once per
         item, so each entry of a spec table meets its own array."""
         if self.loop_unroll_depth or stmt.orelse is not None or \
-                self.walked("jumps", stmt.body, _jumps):
+                self.memo(("jumps", stmt.body), lambda: _jumps(stmt.body)):
             return False
         items = self.iter_items(over)
         if items is None or not 0 < len(items) <= _LOOP_UNROLL:
@@ -172,7 +164,7 @@ class StatementsMixin(InterpreterBase):
         known = truth(self.ev(test, env, ctx)) if self.assume_defaults else None
         if not self.assume_defaults and any(
                 isinstance(self.ev(base, env, ctx), ArrayVal)
-                for base in self.walked("shape reads", test, _shape_reads)):
+                for base in self.memo(("shape reads", test), lambda: _shape_reads(test))):
             # a test of the array's own rank or shape (`if x.ndim == 3:`) is decided per
             # call: only the branch this call runs is checked (its twin is for other shapes)
             decided = truth(self.ev(test, env, ctx))

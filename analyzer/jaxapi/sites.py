@@ -215,13 +215,13 @@ def _written_here(it: "Interpreter", node: cst.CSTNode) -> bool:
     """Whether ``node`` is written in the function (or module body) being analysed, so
     that its names mean what the environment there holds. Each body is walked once."""
     body = it.func_stack[-1].val.node if it.func_stack else it.module
-    key = ("nodes written in", body)
-    ids = it.ret_cache.get(key)
-    if ids is None:
-        collector = _NodeIds()
-        body.visit(collector)
-        ids = it.ret_cache[key] = frozenset(collector.ids)  # type: ignore[assignment]
-    return id(node) in ids  # type: ignore[operator]
+    return id(node) in it.memo(("nodes written in", body), lambda: _node_ids(body))
+
+
+def _node_ids(body: cst.CSTNode) -> frozenset:
+    collector = _NodeIds()
+    body.visit(collector)
+    return frozenset(collector.ids)
 
 
 class _NodeIds(cst.CSTVisitor):
