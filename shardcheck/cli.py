@@ -5,6 +5,8 @@
     shardcheck rules              every rule
     shardcheck parse TYPE...      check sharding type strings
     shardcheck specs PATH...      the sharding map: every sharding site and its spec
+    shardcheck check --daemon     the same check, served by a warm background process
+    shardcheck daemon status      start, stop, restart or query that process
 
 Exit codes: 0 no error-level findings; 1 findings (or an invalid type for ``parse``);
 2 usage, config or internal error.
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import List, Optional
 
-COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm", "specs", "server")
+COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm", "specs", "server", "daemon")
 
 
 def _parser_class() -> type:
@@ -483,6 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_confirm(sub)
 
+    _add_daemon(sub)
+
     lsp = sub.add_parser("server", help="run the language server (LSP on stdin/stdout): "
                                         "diagnostics, quick fixes, hover types")
     lsp.add_argument("--stdio", action="store_true",
@@ -561,7 +565,64 @@ def _add_check(sub) -> None:
     c.add_argument("--stdin-filename", metavar="PATH",
                    help="with PATH `-` (source on standard input, as editors pipe a buffer): "
                         "the file it is, for the config, per-file-ignores, imports and messages")
+    c.add_argument("--daemon", action="store_true",
+                   help="run in a warm background process (started by the first such run; "
+                        "also SHARDCHECK_DAEMON=1): the same report, without the start-up's "
+                        "imports; see `shardcheck daemon`")
+    c.add_argument("--no-daemon", action="store_true",
+                   help="run in this process even when SHARDCHECK_DAEMON is set")
     c.set_defaults(func=_cmd_check)
+
+
+def _add_daemon(sub) -> None:
+    import argparse
+    d = sub.add_parser("daemon", help="start, stop or query the background process that "
+                                      "`check --daemon` runs in")
+    d.add_argument("action", choices=("start", "stop", "status", "restart", "run"),
+                   help="run: serve in the foreground (what `start` spawns)")
+    d.add_argument("--idle-timeout", type=float, default=None, metavar="SECONDS",
+                   help="exit after this long with no request (default 1800; 0: never)")
+    d.add_argument("--socket", metavar="PATH", help=argparse.SUPPRESS)
+    d.set_defaults(func=_cmd_daemon)
+
+
+def _cmd_daemon(args: argparse.Namespace) -> int:
+    from shardcheck import daemon
+    path = args.socket or daemon.socket_path()
+    if path is None:
+        print("shardcheck: no daemon here: this platform has no Unix sockets, or no private "
+              "directory for them (set SHARDCHECK_DAEMON_DIR to one only you can write)",
+              file=sys.stderr)
+        return 2
+    idle = daemon.IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
+    if args.action == "run":
+        from shardcheck.daemon_serve import serve
+        return serve(path, idle)
+    if args.action in ("stop", "restart"):
+        stopped = daemon.stop(path)
+        if args.action == "stop":
+            print("stopped" if stopped else "no daemon was running")
+            return 0
+    if args.action in ("start", "restart"):
+        running = daemon.status(path)
+        if running is not None:
+            print(f"already running (pid {running['pid']})")
+            return 0
+        pid = daemon.start(path, wait=True, idle_timeout=idle)
+        if pid is None:
+            print(f"shardcheck: the daemon did not start; see {path[:-5]}.log", file=sys.stderr)
+            return 2
+        print(f"started (pid {pid}, socket {path})")
+        return 0
+    info = daemon.status(path)
+    if info is None:
+        print("not running")
+        return 3
+    import time
+    print(f"running: pid {info['pid']}, shardcheck {info['version']} on {info['python']}, "
+          f"up {time.time() - info['started']:.0f} s, {info['served']} run(s) served, "
+          f"socket {path}")
+    return 0
 
 
 def _add_confirm(sub) -> None:
@@ -598,6 +659,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv == ["--version"]:  # the common probe, answered before argparse is even imported
         print(f"shardcheck {__version__}")
         return 0
+    if "--daemon" in argv or os.environ.get("SHARDCHECK_DAEMON"):
+        from shardcheck import daemon
+        if daemon.wanted(argv):
+            served = daemon.forward(argv)
+            if served is not None:
+                return served
+    return run(argv)
+
+
+def run(argv: List[str]) -> int:
+    """The command line ``argv`` run in this process (the daemon's entry as well)."""
     parser = build_parser()
     if not argv:
         parser.print_help()

@@ -1,0 +1,205 @@
+"""The daemon's side of ``shardcheck check --daemon`` (``shardcheck daemon run``): import
+the analysis once, then run each request's command line as the CLI would, in the
+request's directory and environment, and answer its output and exit status.
+
+See ``shardcheck/daemon.py`` for the client and the lifecycle.
+"""
+
+from __future__ import annotations
+
+import base64
+import gc
+import io
+import json
+import os
+import socket
+import sys
+import time
+import traceback
+from typing import Any, Dict, List, Optional, Tuple
+
+from ._version import __version__
+from .daemon import status as _status_of
+
+_LOCK_WAIT = 10.0  # seconds a new daemon waits for an exiting one to let go of the socket
+
+
+class _Captured(io.StringIO):
+    """A standard stream for one request: written to memory, a terminal iff the
+    client's is (for colour)."""
+
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def _code_stamp() -> str:
+    """The files of shardcheck this process runs, with their sizes and mtimes: when it
+    changes, this daemon no longer runs the code a fresh process would."""
+    import hashlib
+
+    import sharding_types
+    import shardcheck
+    import shardcheck.analyzer
+    h = hashlib.sha1()
+    roots = sorted(set(shardcheck.__path__) | set(shardcheck.analyzer.__path__)
+                   | set(sharding_types.__path__))
+    for root in roots:
+        for top, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    p = os.path.join(top, name)
+                    try:
+                        st = os.stat(p)
+                    except OSError:
+                        continue
+                    h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _warm() -> None:
+    """Import what a check needs, so that no request pays for it."""
+    from shardcheck import cli, terminal  # noqa: F401
+    from shardcheck.analyzer import (cache, config, discovery, engine, fixes, output,  # noqa: F401
+                                     runner, supervisor)
+    from shardcheck.analyzer.interp import model  # noqa: F401
+    from shardcheck.analyzer.rules import all_rules
+    all_rules()
+    try:
+        import rich.console  # noqa: F401  # colour, when the client's terminal shows it
+        import rich.text  # noqa: F401
+    except ImportError:
+        pass
+
+
+def _run(message: Dict[str, Any]) -> Dict[str, Any]:
+    """Run one command line as ``shardcheck`` would in the client's process."""
+    from shardcheck import cli
+    argv: List[str] = [str(a) for a in message["argv"]]
+    saved = (os.getcwd(), dict(os.environ), sys.stdout, sys.stderr, sys.stdin, sys.argv)
+    out, err = _Captured(bool(message.get("tty"))), _Captured(False)
+    try:
+        os.chdir(message["cwd"])
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in message.get("env", {}).items()})
+        sys.stdout, sys.stderr, sys.argv = out, err, ["shardcheck"] + argv
+        data = base64.b64decode(message["stdin"]) if "stdin" in message else b""
+        sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+        try:
+            rc = cli.run(argv)
+        except SystemExit as e:  # argparse's usage errors, --help
+            rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+            if isinstance(e.code, str):
+                print(e.code, file=sys.stderr)
+        except Exception:  # what an in-process run would print before dying
+            traceback.print_exc()
+            rc = 1
+    finally:
+        cwd, env, sys.stdout, sys.stderr, sys.stdin, sys.argv = saved
+        os.environ.clear()
+        os.environ.update(env)
+        try:
+            os.chdir(cwd)
+        except OSError:
+            os.chdir("/")
+    return {"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+
+def _lock(path: str) -> Optional[Any]:
+    """The socket's lock, held for this daemon's life: None when another daemon holds it
+    (and answers) or it cannot be taken."""
+    import fcntl
+    f = open(path[:-len(".sock")] + ".lock", "a")
+    deadline = time.monotonic() + _LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return f
+        except OSError:
+            if _status_of(path) is not None or time.monotonic() > deadline:
+                f.close()
+                return None
+            time.sleep(0.1)
+
+
+def serve(path: str, idle_timeout: float) -> int:
+    """Serve requests on the Unix socket ``path`` until idle for ``idle_timeout``
+    seconds, stopped, or shardcheck's files change."""
+    lock = _lock(path)
+    if lock is None:
+        return 0  # a daemon serves this socket already
+    _warm()
+    stamp = _code_stamp()
+    if os.path.lexists(path):
+        os.unlink(path)  # left by a daemon that died: nobody holds the lock
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    os.chmod(path, 0o600)
+    srv.listen(64)
+    srv.settimeout(idle_timeout if idle_timeout > 0 else None)
+    started, served = time.time(), 0
+    try:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except socket.timeout:
+                break
+            done, served = _handle(conn, stamp, started, served)
+            if done:
+                break
+    finally:
+        srv.close()
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        lock.close()
+    return 0
+
+
+def _handle(conn: socket.socket, stamp: str, started: float, served: int) -> Tuple[bool, int]:
+    """Answer one connection; (whether to exit, requests served)."""
+    with conn:
+        conn.settimeout(60.0)
+        try:
+            message = json.loads(_read_all(conn))
+        except (OSError, ValueError):
+            return False, served
+        kind = message.get("kind") if isinstance(message, dict) else None
+        done = False
+        if kind == "status":
+            answer: Dict[str, Any] = {"pid": os.getpid(), "version": __version__,
+                                      "python": sys.executable, "started": started,
+                                      "served": served}
+        elif kind == "stop":
+            answer, done = {"stopped": os.getpid()}, True
+        elif kind == "check" and _code_stamp() != stamp:
+            answer, done = {"restart": "shardcheck's files changed since the daemon started"}, True
+        elif kind == "check":
+            try:
+                answer, served = _run(message), served + 1
+            except Exception as e:  # a directory gone, a malformed request: run it in-process
+                answer = {"error": f"{type(e).__name__}: {e}"}
+        else:
+            answer = {"error": f"unknown request {kind!r}"}
+        try:
+            conn.settimeout(None)
+            conn.sendall(json.dumps(answer).encode())
+        except OSError:
+            pass  # the client went away (^C): nothing to tell it
+    if kind == "check":
+        gc.collect()  # this run's analysis, freed while no one waits
+    return done, served
+
+
+def _read_all(conn: socket.socket) -> bytes:
+    chunks: List[bytes] = []
+    while True:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
