@@ -133,6 +133,7 @@ def serve(path: str, idle_timeout: float) -> int:
     if lock is None:
         return 0  # a daemon serves this socket already
     _warm()
+    gc.freeze()  # what was imported stays: no collection need look at it again
     stamp = _code_stamp()
     if os.path.lexists(path):
         os.unlink(path)  # left by a daemon that died: nobody holds the lock
