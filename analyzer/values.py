@@ -403,10 +403,11 @@ def union_varying(values) -> Optional[frozenset]:
 
 @dataclass(frozen=True, eq=False)
 class ClassVal(Value):
-    """A class defined in the source (``shardcheck specs`` only; ``check`` leaves classes
-    unknown). ``env``: its body's scope; ``fields``: annotated names in order (a
-    dataclass's positional order) with their annotation nodes; ``dataclass``: its
-    constructor takes its fields; ``set_elsewhere``: attributes its methods assign on
+    """A class defined in the source (``shardcheck specs``; ``check`` leaves classes
+    unknown but for a method's ``self``, ``interp/set_up.py``). ``env``: its body's
+    scope; ``fields``: annotated names in order (a dataclass's positional order) with
+    their annotation nodes; ``dataclass``: its constructor takes its fields;
+    ``set_elsewhere``: attributes its methods assign on
     ``self`` (their class value is not what an instance holds); ``opaque``: it defines
     ``__getattr__``."""
 

@@ -24,6 +24,7 @@ from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, ca
                       yaml_config_instance)
 from .objects import _method as class_method
 from .objects import lookup as class_lookup
+from .set_up import check_self
 from .state import Arg, CallArgs, Env, GradVal
 
 _MAX_HELPER_DEPTH = 3
@@ -291,6 +292,8 @@ class CallsMixin(InterpreterBase):
                 v = self._assumed_default(node, p, env, ctx)
             if self.assume_defaults and (v is UNKNOWN or _none_config(p, v)):
                 v = self._assumed_instance(node, i, p, env, ctx)
+            elif i == 0 and args is None and v is UNKNOWN and not self.assume_defaults:
+                v = check_self(self, node, env)
             if p.annotation is not None:
                 v = get_hook("parameter")(self, p.annotation.annotation, v, bindings, env, ctx)
             env.vars[p.name.value] = v

@@ -75,6 +75,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.helper_nodes: Dict[cst.CSTNode, frozenset] = {}  # calls._descendants' cache
         self.rule_params: Dict[cst.CSTNode, Optional[int]] = {}  # rule_trees.rules_parameter
         self.assume_defaults = False  # set by engine.analyze for shardcheck specs
+        # check: each class body's scope (by id) -> (its ClassDef, the scope, its bases)
+        self.class_bodies: Dict[int, Tuple[cst.ClassDef, Env, tuple]] = {}
         self.python_config: Optional[Tuple[str, str]] = None  # set by engine.analyze
         self.assumed: List[str] = []
         self.helper_origins: Dict[cst.CSTNode, cst.CSTNode] = {}  # call -> line in the helper

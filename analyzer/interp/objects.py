@@ -163,6 +163,9 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
             if inst.assumed:  # a Python config's get_config() set it
                 it.assumed.append(f"{cls.name}.{attr}")
             return v
+    if not it.assume_defaults:  # check: a mesh the set-up stores, and nothing else
+        from .set_up import set_up_mesh
+        return set_up_mesh(it, cls, attr)
     if cls.opaque:
         return UNKNOWN
     if attr in cls.set_elsewhere:

@@ -6,8 +6,13 @@ before a method reads a submodule: what such a method stores on ``self`` is ther
 the others run (``self.mesh = jax.make_mesh(...)`` in ``setUp``, read by every test).
 The body runs once per class, with no events recorded and no caller's arguments (its
 parameters are what ``shardcheck specs`` assumes of a parameter no call in view passes),
-and only an attribute that nothing else in the class assigns is read from it. The map
-only: ``check`` models no class instances.
+and only an attribute that nothing else in the class assigns is read from it.
+
+``check`` reads one thing this way: a mesh (``self.mesh = jax.make_mesh(...)``), in a
+method no call in view runs, where ``.mesh`` is assigned nowhere else in the module (so
+no subclass, method or caller stores another) and the class's bases are all library
+classes (``unittest.TestCase``, ``nn.Module``), none of the project's, whose code could.
+Every other attribute of ``self`` stays unknown there, as the classes' instances do.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any, Dict, Tuple
 import libcst as cst
 
 from ..events import UNKNOWN_CTX
-from ..values import UNKNOWN, ClassVal, InstanceVal, Value
+from ..syntax import dotted
+from ..values import UNKNOWN, ClassVal, InstanceVal, MeshVal, QualName, Value
 from .objects import _Assignments, _lineage, _method
 
 # run before the other methods: by Python, dataclasses, unittest, Flax Linen (in order)
@@ -36,6 +42,86 @@ def set_up_value(it: Any, cls: ClassVal, attr: str) -> Value:
             if attr in stored:
                 return stored[attr]
     return UNKNOWN
+
+
+def check_self(it: Any, fdef: cst.CSTNode, env: Any) -> Value:
+    """``check``: the first parameter of a method no call in view runs, as an instance
+    of its class (whose attributes ``set_up_mesh`` reads); else unknown. Only a class
+    whose bases are all library classes: a base of the project could store another."""
+    entry = it.class_bodies.get(id(env.parent)) if env.parent is not None else None
+    if entry is None or not isinstance(fdef, cst.FunctionDef) or any(
+            dotted(d.decorator) in ("staticmethod", "classmethod") for d in fdef.decorators):
+        return UNKNOWN
+    stmt, body, bases = entry
+    if not all(isinstance(b, QualName) or dotted(a.value) == "object"
+               for a, b in zip(stmt.bases, bases)):
+        return UNKNOWN
+    # only its methods are read (set_up_mesh): none of make_class's walks of their bodies
+    cls = it.memo(("check class", stmt), lambda: ClassVal(stmt, stmt.name.value, body))
+    return InstanceVal(cls)
+
+
+def set_up_mesh(it: Any, cls: ClassVal, attr: str) -> Value:
+    """``check``: ``self.<attr>`` where a set-up method stores a mesh there and no other
+    statement of the module assigns an attribute of that name; else unknown."""
+    for name in SET_UP_METHODS:
+        found = _method(cls, name)
+        if found is not None:
+            stored = _stores(it, cls, *found)
+            if attr in stored:
+                v = stored[attr]
+                if not isinstance(v, MeshVal):
+                    return UNKNOWN
+                counts = it.memo(("attribute assignments",), lambda: _assignments(it.module))
+                return v if counts is not None and counts.get(attr) == 1 else UNKNOWN
+    return UNKNOWN
+
+
+def _assignments(module: cst.Module) -> Any:
+    """Each attribute name's count of assignments in ``module`` (``=``, ``: T =``, ``+=``,
+    tuple targets, ``for`` and ``with ... as`` targets); None where a statement sets
+    attributes by name (``setattr(...)``, ``x.__dict__[k] = v``). A hand-written walk of
+    the statements: a libcst visitor over every node cost seconds on a large file."""
+    from .statements import _blocks
+    counts: Dict[str, int] = {}
+    by_name = [False]
+
+    def target(t: cst.BaseExpression) -> None:
+        if isinstance(t, cst.Attribute):
+            counts[t.attr.value] = counts.get(t.attr.value, 0) + 1
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                target(el.value)
+        elif isinstance(t, cst.StarredElement):
+            target(t.value)
+        elif isinstance(t, cst.Subscript) and isinstance(t.value, cst.Attribute) \
+                and t.value.attr.value == "__dict__":
+            by_name[0] = True
+
+    todo: list = list(module.body)
+    while todo:
+        s = todo.pop()
+        if isinstance(s, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in s.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        target(t.target)
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    target(small.target)
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                        and dotted(small.value.func) in ("setattr", "object.__setattr__"):
+                    by_name[0] = True
+        elif isinstance(s, cst.IndentedBlock):
+            todo.extend(s.body)
+        elif isinstance(s, cst.BaseCompoundStatement):
+            if isinstance(s, cst.For):
+                target(s.target)
+            elif isinstance(s, cst.With):
+                for item in s.items:
+                    if item.asname is not None:
+                        target(item.asname.name)
+            todo.extend(_blocks(s))
+    return None if by_name[0] else counts
 
 
 def _assigned_once(cls: ClassVal, attr: str) -> bool:

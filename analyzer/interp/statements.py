@@ -68,6 +68,8 @@ class StatementsMixin(InterpreterBase):
                 cls = make_class(stmt, body, bases)
                 body.vars[CLASS_KEY] = cls
                 env.vars[stmt.name.value] = cls
+            else:  # check: a method's self, for the mesh its set-up stores (interp/set_up.py)
+                self.class_bodies[id(body)] = (stmt, body, bases)
         elif isinstance(stmt, cst.If):
             self.exec_if(stmt, env, ctx)
         elif isinstance(stmt, (cst.For, cst.While)):

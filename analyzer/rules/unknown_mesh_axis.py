@@ -21,6 +21,10 @@ class UnknownMeshAxis(ShardRule):
     The mesh is the one named in the call (`NamedSharding(mesh, ...)`,
     `shard_map(mesh=...)`) or the mesh set around it (`with jax.set_mesh(mesh):`, also
     through the functions called there), or `default-mesh` from `[tool.shardcheck]`.
+    In a method, `self.mesh` is the mesh the class's `__init__` (or `__post_init__`,
+    unittest's `setUp`, Linen's `setup`) stores, where no other statement of the module
+    assigns a `.mesh` and the class's bases are library classes (`unittest.TestCase`),
+    none of the project's.
     Flax logical names (`nn.with_logical_constraint`, `nn.logical_to_mesh_axes`,
     `nnx.with_partitioning`, ...) are checked after resolution through the rules in force.
     Where no mesh is in view, they are checked against the mesh axes the project declares:
@@ -115,8 +119,43 @@ def shard_rows(x, axis="data"):
 
 y = shard_rows(jnp.zeros((8, 16)))
 """),
+        Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+class Trainer:
+    def __init__(self):
+        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+    def use(self, mesh):
+        self.mesh = mesh  # another mesh: which one place() sees is the caller's choice
+
+    def place(self, x):
+        return jax.device_put(x, NamedSharding(self.mesh, P("batch", None)))
+
+
+t = Trainer()
+t.use(jax.make_mesh((8,), ("batch",)))
+y = t.place(jnp.zeros((8, 16)))
+"""),
     ]
     INVALID = [
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+class Trainer:
+    def __init__(self):
+        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+    def place(self, x):
+        return jax.device_put(x, NamedSharding(self.mesh, P("dta", None)))
+
+
+y = Trainer().place(jnp.zeros((8, 16)))
+""", line=11, message="did you mean 'data'", jax_error="is not found in mesh"),
         Invalid("""import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
