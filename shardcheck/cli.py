@@ -621,7 +621,8 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
             return 0
         pid = daemon.start(path, wait=True, idle_timeout=idle)
         if pid is None:
-            print(f"shardcheck: the daemon did not start; see {path[:-5]}.log", file=sys.stderr)
+            print(f"shardcheck: the daemon did not start; see {daemon.sibling(path, '.log')}",
+                  file=sys.stderr)
             return 2
         print(f"started (pid {pid}, socket {path})")
         return 0

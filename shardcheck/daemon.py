@@ -96,6 +96,11 @@ def socket_path() -> Optional[str]:
     return path if len(path.encode()) <= _MAX_SOCKET_PATH else None
 
 
+def sibling(path: str, suffix: str) -> str:
+    """The daemon's file beside its socket ``path``: its ``.log``, its ``.lock``."""
+    return path[:-len(".sock")] + suffix
+
+
 def _request(path: str, message: Dict[str, Any], timeout: Optional[float] = None) -> Optional[dict]:
     """Send ``message`` to the daemon at ``path``; its answer, or None when no daemon
     answers there."""
@@ -173,9 +178,8 @@ def start(path: str, wait: bool = True, idle_timeout: float = IDLE_TIMEOUT) -> O
     answers (None if it did not within 30 s)."""
     import subprocess
     import time
-    log = os.path.join(os.path.dirname(path), os.path.basename(path)[:-5] + ".log")
     try:
-        with open(log, "ab") as err:
+        with open(sibling(path, ".log"), "ab") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "shardcheck", "daemon", "run", "--socket", path,
                  "--idle-timeout", str(idle_timeout)],

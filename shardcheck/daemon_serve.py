@@ -19,6 +19,7 @@ import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._version import __version__
+from .daemon import sibling
 from .daemon import status as _status_of
 
 _LOCK_WAIT = 10.0  # seconds a new daemon waits for an exiting one to let go of the socket
@@ -113,7 +114,7 @@ def _lock(path: str) -> Optional[Any]:
     """The socket's lock, held for this daemon's life: None when another daemon holds it
     (and answers) or it cannot be taken."""
     import fcntl
-    f = open(path[:-len(".sock")] + ".lock", "a")
+    f = open(sibling(path, ".lock"), "a")
     deadline = time.monotonic() + _LOCK_WAIT
     while True:
         try:

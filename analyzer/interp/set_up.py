@@ -35,6 +35,12 @@ def set_up_value(it: Any, cls: ClassVal, attr: str) -> Value:
     assignment of ``.<attr>`` in the class and its source bases; else unknown."""
     if not it.memo(("assigned once", cls.node, attr), lambda: _assigned_once(cls, attr)):
         return UNKNOWN
+    return _stored_by_set_up(it, cls, attr)
+
+
+def _stored_by_set_up(it: Any, cls: ClassVal, attr: str) -> Value:
+    """What the first set-up method of ``cls`` that stores ``self.<attr>`` leaves there
+    (run once per class); else unknown."""
     for name in SET_UP_METHODS:
         found = _method(cls, name)
         if found is not None:
@@ -64,17 +70,11 @@ def check_self(it: Any, fdef: cst.CSTNode, env: Any) -> Value:
 def set_up_mesh(it: Any, cls: ClassVal, attr: str) -> Value:
     """``check``: ``self.<attr>`` where a set-up method stores a mesh there and no other
     statement of the module assigns an attribute of that name; else unknown."""
-    for name in SET_UP_METHODS:
-        found = _method(cls, name)
-        if found is not None:
-            stored = _stores(it, cls, *found)
-            if attr in stored:
-                v = stored[attr]
-                if not isinstance(v, MeshVal):
-                    return UNKNOWN
-                counts = it.memo(("attribute assignments",), lambda: _assignments(it.module))
-                return v if counts is not None and counts.get(attr) == 1 else UNKNOWN
-    return UNKNOWN
+    v = _stored_by_set_up(it, cls, attr)
+    if not isinstance(v, MeshVal):
+        return UNKNOWN
+    counts = it.memo(("attribute assignments",), lambda: _assignments(it.module))
+    return v if counts is not None and counts.get(attr) == 1 else UNKNOWN
 
 
 def _assignments(module: cst.Module) -> Any:
