@@ -30,7 +30,7 @@ from .config import Config
 from .deep import LIMITS, blank_deep_statements, from_recursion
 from .ftypes import ERROR, Finding, Fix, Pending, Related
 from .positions import node_positions
-from .precheck import cleared
+from .precheck import cleared, declared_words
 from .project import Project, module_name_for
 from .rule import RuleContext
 from .rules import all_rules
@@ -237,9 +237,9 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
     try:
         if text is None:
             text = decode_source(source)  # type: ignore[arg-type]  # bytes here
-        if cleared(text, path, project, module_name):
+        if cleared(text, path, project, module_name, declared_words(config)):
             return [], text  # no sharding API within reach: nothing for the rules (precheck)
-        module = parse_source(text, path)
+        module = parse_source(text, path, _relevant_text(text, path, config, project, module_name))
     except SourceError as e:
         finding = _meta(SYNTAX_ERROR, e.msg, path, e.lineno or 1, e.offset or 1)
     except LibcstLimitation as e:
@@ -250,6 +250,20 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
     if text is None:
         text = source.decode("utf-8", errors="replace")  # type: ignore[union-attr]  # bytes here: str returned above
     return [finding], text
+
+
+def _relevant_text(text: str, path: str, config: Config, project: Optional[Project],
+                   module_name: Optional[str]) -> Optional[str]:
+    """``text`` with the statements that cannot matter to a finding blanked
+    (``relevance.blanked``), or None to parse it whole (as ``shardcheck specs`` does:
+    its map lists every site)."""
+    from . import relevance
+    if config.assume_defaults or not relevance.ENABLED:
+        return None
+    if module_name is None:
+        module_name = module_name_for(path) if os.path.isfile(path) else ""
+    return relevance.blanked(text, project, module_name, os.path.basename(path) == "__init__.py",
+                             declared_words(config))
 
 
 def on_deep_stack(fn, *args):

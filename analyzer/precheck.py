@@ -19,7 +19,8 @@ Such a value reaches a file only two ways, both visible in its text:
   chains on imported modules (``pkg.sub.f``) to project modules, whose own text and
   imports are then judged the same way, transitively.
 
-A file with neither is not parsed by libcst: its findings are exactly the file-level
+A logical-constraint wrapper the configuration declares counts as the vocabulary
+(``declared_words``). A file with neither is not parsed by libcst: its findings are exactly the file-level
 ones. The imported modules consulted are recorded in ``project.used``, so the cache
 re-checks the file when one of them changes.
 """
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 # Lower-case substrings: every name of the sharding vocabulary contains one of them.
 TRIGGERS = (
     "mesh",  # Mesh, AbstractMesh, make_mesh, set_mesh, use_mesh, mesh_utils, ...
-    "shard",  # NamedSharding, shard_map, reshard, *_sharding(s)=, sharding_types, Sharded
+    "shard",  # NamedSharding, shard_map, *_sharding(s)=, sharding_types, Sharded
+    "reshard",  # (in "shard" too, but relevance.spells matches words at their start)
     "partition",  # PartitionSpec
     "psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "pcast",
     "pbroadcast", "pshuffle", "pswapaxes", "pvary", "psend", "precv", "axis_index",
@@ -140,32 +142,48 @@ class _ProjectMemo:
 _MEMOS: "weakref.WeakKeyDictionary[Project, _ProjectMemo]" = weakref.WeakKeyDictionary()
 
 
+def declared_words(config: object) -> FrozenSet[str]:
+    """The last names of the logical-constraint wrappers ``[tool.shardcheck.logical]``
+    declares: a call of one means ``nn.with_logical_constraint``, so a file that spells
+    one is analysed though it spells nothing else of the vocabulary."""
+    logical = getattr(config, "logical", None)
+    return frozenset(w.name.rsplit(".", 1)[-1] for w in (logical.wrappers if logical else ()))
+
+
 def needs_analysis(text: str, path: str, project: Optional[Project],
-                   module_name: Optional[str] = None) -> bool:
+                   module_name: Optional[str] = None, words: FrozenSet[str] = frozenset()) -> bool:
     """Whether the file ``path`` with source ``text`` can have findings beyond the
-    file-level ones (see the module's docs); ``project`` resolves its imports."""
-    if spells_sharding_api(text):
+    file-level ones (see the module's docs); ``project`` resolves its imports;
+    ``words``: the declared wrappers' names (``declared_words``)."""
+    if spells_sharding_api(text) or any(w in text for w in words):
         return True
     if project is None or ("import" not in text):
         return False
     if module_name is None:
         from .project import module_name_for
         module_name = module_name_for(path) if os.path.isfile(path) else ""
+    package = os.path.basename(path) == "__init__.py"
+    return project_reaches(project, imported_names(text, module_name, package),
+                           frozenset(_ATTRIBUTE.findall(text)))
+
+
+def project_reaches(project: Project, names: Set[str], attributes: FrozenSet[str]) -> bool:
+    """Whether a project module among the dotted ``names`` (or one they reach through
+    imports and the ``attributes`` read) spells the sharding vocabulary; when none
+    does, the modules consulted are added to ``project.used``."""
     memo = _MEMOS.get(project)
     if memo is None or memo.roots != len(project.roots):  # files were added: start afresh
         memo = _MEMOS[project] = _ProjectMemo(len(project.roots))
-    package = os.path.basename(path) == "__init__.py"
-    return _reaches_sharding(project, memo, imported_names(text, module_name, package),
-                             frozenset(_ATTRIBUTE.findall(text)))
+    return _reaches_sharding(project, memo, names, attributes)
 
 
 def cleared(text: str, path: str, project: Optional[Project],
-            module_name: Optional[str] = None) -> bool:
+            module_name: Optional[str] = None, words: FrozenSet[str] = frozenset()) -> bool:
     """Whether the file has no finding to look for: no sharding API within reach
     (``needs_analysis``) and source CPython compiles. The engine and the runner (before
     it imports the analysis) decide it here alike."""
     from .sources import python_verdict
-    return not needs_analysis(text, path, project, module_name) and \
+    return not needs_analysis(text, path, project, module_name, words) and \
         python_verdict(text, path) is None
 
 

@@ -87,7 +87,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
     compile, one over 1 MiB, a comment to read) is left to the engine, under the budgets."""
     from .cache import content_hash
     from .notebooks import is_notebook
-    from .precheck import cleared
+    from .precheck import cleared, declared_words
     from .project import Project
     from .sources import SourceError, Unreadable, decode_source, looks_generated, read_source
     project: Optional[Project] = None
@@ -114,7 +114,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
                 if os.path.isfile(f):
                     project.add_file(f)
         project.used = set()
-        if not cleared(text, path, project):
+        if not cleared(text, path, project, words=declared_words(config)):
             rest.append((path, data))
             continue
         deps = sorted(d for d in project.used if os.path.abspath(d) != os.path.abspath(path))

@@ -245,19 +245,28 @@ def newer_syntax(module: cst.Module) -> Optional[str]:
     return v.found
 
 
-def parse_source(text: str, path: str) -> cst.Module:
+def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module:
     """``text`` as a libcst module, or ``SourceError`` when CPython rejects it.
 
     CPython compiles first: what it rejects for its limits (nesting, NUL bytes) never
     reaches libcst, whose native parser can crash on it; a grammar error it reports is
     kept only if libcst's tree holds no syntax newer than the running Python, so files
-    written for a newer Python are still checked."""
+    written for a newer Python are still checked. ``kept``: ``text`` with the statements
+    that cannot matter blanked (``relevance.blanked``), parsed instead when CPython
+    compiles ``text``."""
     verdict = python_verdict(text, path)
     if verdict is not None and getattr(verdict, "limit", False):
         raise verdict
     import libcst as cst
+    module = None
+    if kept is not None and verdict is None:
+        try:
+            module = cst.parse_module(kept)
+        except cst.ParserSyntaxError:
+            module = None  # as the whole text says, below
     try:
-        module = cst.parse_module(text)
+        if module is None:
+            module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
         if verdict is not None:
             raise verdict from None

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from shardcheck.analyzer import compat, precheck, runner
-from shardcheck.analyzer.config import Config
+from shardcheck.analyzer import compat, precheck, relevance, runner
+from shardcheck.analyzer.config import Config, from_table
 from shardcheck.analyzer.engine import check_source
 
 SETUP = '''
@@ -172,6 +172,18 @@ def test_each_name_of_the_sharding_vocabulary_triggers_the_analysis(name):
         assert not precheck.spells_sharding_api("from jax import Pytree\n")
         return
     assert precheck.spells_sharding_api(f"x = {word}\n"), name
+    assert relevance.spells(word), name  # and a statement spelling it is parsed (relevance)
+
+
+def test_a_file_that_calls_only_a_declared_wrapper_is_analysed():
+    config = from_table({"logical": {
+        "rules": [["batch", "data"], ["embed", "model"]], "mesh-axes": ["data", "model"],
+        "wrappers": {"constrain": {"array": 0, "names": 1}}}})
+    code = ("from mylib.util import constrain\n\n\n"
+            "def f(x):\n    return constrain(x, ('batch', 'embd'))\n")
+    assert not precheck.spells_sharding_api(code)
+    assert [(f.code, f.row) for f in check_source(code, "m.py", config)] == [("SC110", 5)]
+    assert check_source(code, "m.py", from_table({})) == []
 
 
 def test_imported_names_cover_the_import_forms():
