@@ -79,6 +79,16 @@ def unrelated(xs):
     return total
 """
 
+# a test whose set-up stores the mesh: `check` reads self.mesh when nothing else stores it
+SET_UP = """
+class T(unittest.TestCase):
+    def setUp(self):
+        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+    def test_place(self):
+        return jax.device_put(jnp.zeros((8, 16)), NamedSharding(self.mesh, P("data", "modle")))
+"""
+
 # name -> (program, a text on the line of the statement carrying the channel)
 CHANNELS = {
     # a caller with no word of the vocabulary gives the helper its arguments
@@ -99,27 +109,13 @@ mesh = jax.make_mesh((2, 4), ("data", "model"))
 s = NamedSharding(mesh, P(*AXES))
 """, "AXES = ("),
     # another class stores the attribute: the check no longer knows which mesh it holds
-    "attribute_store": ("""
-class T(unittest.TestCase):
-    def setUp(self):
-        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
-
-    def test_place(self):
-        return jax.device_put(jnp.zeros((8, 16)), NamedSharding(self.mesh, P("data", "modle")))
-
+    "attribute_store": (SET_UP + """
 class Other:
     def reset(self, m):
         self.mesh = m
 """, "self.mesh = m"),
     # setattr anywhere: attributes are set by name, so none is known from the set-up
-    "setattr": ("""
-class T(unittest.TestCase):
-    def setUp(self):
-        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
-
-    def test_place(self):
-        return jax.device_put(jnp.zeros((8, 16)), NamedSharding(self.mesh, P("data", "modle")))
-
+    "setattr": (SET_UP + """
 class Other:
     def put(self, key, value):
         setattr(self, key, value)
