@@ -49,6 +49,8 @@ import io
 import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from .interp.set_up import SET_UP_METHODS
+from .jaxapi.literals import MUTATING_METHODS
 from .precheck import TRIGGERS, project_reaches
 
 if TYPE_CHECKING:
@@ -63,12 +65,9 @@ _SPECIAL = frozenset(getattr(ast, name) for name in (
     "FunctionDef", "AsyncFunctionDef", "ClassDef", "Lambda", "ListComp", "SetComp", "DictComp",
     "GeneratorExp", "Global", "Import", "ImportFrom", "NamedExpr", "ExceptHandler", "MatchAs",
     "MatchStar", "MatchMapping", "arg", "keyword", "AnnAssign") if hasattr(ast, name))
-_MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop",
-                               "popitem", "clear", "remove", "sort", "reverse", "__setitem__",
-                               "__delitem__", "__ior__"})  # as jaxapi/literals.py's
 # the imported names whose fix (codemods.py) needs `jax` to name nothing else in the file
 _MOVED = frozenset({"shard_map", "pjit"})
-_SET_UP = frozenset({"setUp", "setup", "setUpClass", "__init__", "__post_init__"})
+_SET_UP = frozenset(SET_UP_METHODS + ("setUpClass",))
 _WORD = re.compile(r"[^\W\d]\w*")
 # Blanking pays only when much is blanked: above this share of lines kept, parse whole.
 WORTH = 0.8
@@ -277,7 +276,7 @@ class _Scan:
                 unit.roots.add(base.id)
 
     def _call(self, unit: _Unit, n: ast.Call) -> None:
-        if isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATING_METHODS:
+        if isinstance(n.func, ast.Attribute) and n.func.attr in MUTATING_METHODS:
             base = _base(n.func.value)
             if base is not None:
                 unit.changed.add(base)

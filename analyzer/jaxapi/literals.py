@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-_MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop",
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop",
                                "popitem", "clear", "remove", "sort", "reverse", "__setitem__",
                                "__delitem__", "__ior__"})
 LITERALS = (cst.Tuple, cst.List, cst.Dict)
@@ -179,7 +179,7 @@ class _Collector(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value in _MUTATING_METHODS:
+        if isinstance(f, cst.Attribute) and f.attr.value in MUTATING_METHODS:
             name = _base(f.value)
             if name is not None:
                 self.changed.add(name)
