@@ -17,7 +17,7 @@ import tokenize
 import traceback
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
@@ -237,9 +237,11 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
     try:
         if text is None:
             text = decode_source(source)  # type: ignore[arg-type]  # bytes here
-        if cleared(text, path, project, module_name, declared_words(config)):
+        words = declared_words(config)
+        if cleared(text, path, project, module_name, words):
             return [], text  # no sharding API within reach: nothing for the rules (precheck)
-        module = parse_source(text, path, _relevant_text(text, path, config, project, module_name))
+        module = parse_source(text, path,
+                              _relevant_text(text, path, config, project, module_name, words))
     except SourceError as e:
         finding = _meta(SYNTAX_ERROR, e.msg, path, e.lineno or 1, e.offset or 1)
     except LibcstLimitation as e:
@@ -253,7 +255,7 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
 
 
 def _relevant_text(text: str, path: str, config: Config, project: Optional[Project],
-                   module_name: Optional[str]) -> Optional[str]:
+                   module_name: Optional[str], words: FrozenSet[str]) -> Optional[str]:
     """``text`` with the statements that cannot matter to a finding blanked
     (``relevance.blanked``), or None to parse it whole (as ``shardcheck specs`` does:
     its map lists every site)."""
@@ -263,7 +265,7 @@ def _relevant_text(text: str, path: str, config: Config, project: Optional[Proje
     if module_name is None:
         module_name = module_name_for(path) if os.path.isfile(path) else ""
     return relevance.blanked(text, project, module_name, os.path.basename(path) == "__init__.py",
-                             declared_words(config))
+                             words)
 
 
 def on_deep_stack(fn, *args):

@@ -20,9 +20,9 @@ Such a value reaches a file only two ways, both visible in its text:
   imports are then judged the same way, transitively.
 
 A logical-constraint wrapper the configuration declares counts as the vocabulary
-(``declared_words``). A file with neither is not parsed by libcst: its findings are exactly the file-level
-ones. The imported modules consulted are recorded in ``project.used``, so the cache
-re-checks the file when one of them changes.
+(``declared_words``). A file with neither is not parsed by libcst: its findings are
+exactly the file-level ones. The imported modules consulted are recorded in
+``project.used``, so the cache re-checks the file when one of them changes.
 """
 
 from __future__ import annotations

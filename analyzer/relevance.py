@@ -338,8 +338,6 @@ class _Scan:
             if any(spells(w) for d in dotted for w in d.split(".")):
                 self.vocabulary.add(bound)
             self.imported.setdefault(bound, []).extend(dotted)
-            if scope != "module" and self._reaches(dotted, frozenset()):
-                unit.seed = True  # a function importing what may carry a sharding
 
     def _reaches(self, dotted: List[str], attributes: FrozenSet[str]) -> bool:
         if self.project is None:
@@ -370,6 +368,7 @@ def blanked(text: str, project: Optional[Project] = None, module_name: str = "",
     if scan.project_stars:
         return None
     attributes = frozenset(a for u, _, _ in units for a in u.attrs)
+    # imported (at any depth: a function's own import too) from what may carry a sharding
     carrying = {name for name, dotted in scan.imported.items()
                 if scan._reaches(dotted, attributes)}
     named = scan.vocabulary | carrying

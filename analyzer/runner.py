@@ -94,6 +94,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
     done: List[Tuple[str, List[Finding], str, List[str]]] = []
     rest: List[Tuple[str, Optional[bytes]]] = []
     limit = config.generated_size_limit
+    words = declared_words(config)
     for path, data in todo:
         try:
             data = read_source(path) if data is None else data
@@ -114,7 +115,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
                 if os.path.isfile(f):
                     project.add_file(f)
         project.used = set()
-        if not cleared(text, path, project, words=declared_words(config)):
+        if not cleared(text, path, project, words=words):
             rest.append((path, data))
             continue
         deps = sorted(d for d in project.used if os.path.abspath(d) != os.path.abspath(path))
