@@ -29,13 +29,13 @@ from . import notebooks
 from .config import Config
 from .deep import LIMITS, blank_deep_statements, from_recursion
 from .ftypes import ERROR, Finding, Fix, Pending, Related
-from .positions import node_positions
+from .positions import Positions, node_positions
 from .precheck import cleared, declared_words
 from .project import Project, module_name_for
 from .rule import RuleContext
 from .rules import all_rules
 from .sources import (LibcstLimitation, SourceError, Unreadable, decode_source, looks_generated,
-                      parse_source, read_source)
+                      parse_source, read_source, source_of)
 
 if TYPE_CHECKING:
     from libcst.metadata import CodeRange
@@ -350,6 +350,7 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
     propagate: those are the file's size, not a bug)."""
     if module_name is None:
         module_name = module_name_for(path) if os.path.isfile(path) else ""
+    read = source_of(module)  # before the analysis parses the modules it imports
     try:
         model = analyze(module, module_name, config, project)
         # at another mesh (--mesh), the program's own meshes tell what the scaling causes
@@ -366,7 +367,7 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
         pending = scale_caused(pending, _run_rules(base, path, config, codes)[1], model)
     if pending:
         findings.extend(_place(module, path, pending, model.raises_blocks, project,
-                               _helper_specs(model)))
+                               _helper_specs(model), read))
     return findings
 
 
@@ -445,8 +446,10 @@ class _Places:
     """Where nodes are: in the checked module, or in a module it imports (a function of
     another file that this file calls is analyzed here, under this file's contexts)."""
 
-    def __init__(self, module: cst.Module, path: str, project: Optional[Project]):
-        self.own = node_positions(module)
+    def __init__(self, module: cst.Module, path: str, project: Optional[Project],
+                 read: Optional[str] = None):
+        # the places of the few nodes asked about, unless the text read is not known
+        self.own = Positions(module, read) if read is not None else node_positions(module)
         self.path = path
         self.project = project
 
@@ -475,10 +478,11 @@ def _helper_specs(model: "Interpreter") -> dict:
 
 
 def _place(module: cst.Module, path: str, pending: List[Pending], raises_blocks: list,
-           project: Optional[Project] = None, helper_specs: Optional[dict] = None) -> List[Finding]:
+           project: Optional[Project] = None, helper_specs: Optional[dict] = None,
+           read: Optional[str] = None) -> List[Finding]:
     """Findings at their nodes' files and lines: a node in an imported module is
     reported there, once, not copied to this file."""
-    places = _Places(module, path, project)
+    places = _Places(module, path, project, read)
     helper_specs = helper_specs or {}
     ranges: List[Tuple[str, int, int]] = []
     for w in raises_blocks:

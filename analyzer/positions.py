@@ -1,14 +1,33 @@
-"""Where nodes are in the source: libcst's ``PositionProvider`` metadata, computed once.
+"""Where nodes are in the source: libcst's ``PositionProvider`` metadata.
+
+``node_positions`` computes every node's range at once: the provider generates the
+module's code, recording ranges on the way. That costs more than the parse itself (1.4
+to 1.6 times libcst's parse of the same file, measured on jax's sources), while a check
+needs the places of a few nodes: its findings', their fixes' and notes'.
+
+``Positions`` gives the same ranges for the nodes asked about, generating only the
+statements that hold them. A *unit* is a statement of the module, or of the body of a
+class or function (so a test class's one failing method is generated, not the class).
+Each unit's code is generated from line 1 at its indentation, and moved to where
+Python's ``ast`` puts the statement's first token (``lineno``: the ``def``/``class``
+keyword of a decorated definition, as libcst's syntactic range starts there too). The
+move is checked: the generated code must be the text's, character for character, from
+that line. A unit that fails the check, text ``ast`` cannot read (syntax newer than the
+running Python), a module whose statements ``ast`` counts otherwise, and a node outside
+every unit (the module itself, its header and footer comments) fall back to
+``node_positions``, so every answer is the provider's.
 
 ``MetadataWrapper.resolve(PositionProvider)`` also walks the whole tree once more for
 the batchable providers it resolves alongside, even when there are none (libcst 1.x):
-about half of its cost. The provider alone generates the module's code once and
-records every node's range on the way.
+about half of its cost. ``node_positions`` runs the provider alone.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+import ast
+import re
+import warnings
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -24,3 +43,199 @@ def node_positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
         return PositionProvider()._gen(wrapper)  # type: ignore[return-value]  # CodeRanges, never lazy
     except AttributeError:  # a libcst without the provider's one-step entry point
         return wrapper.resolve(PositionProvider)
+
+
+_NEWLINE = re.compile(r"\r\n?|\n")  # lines as libcst's position provider counts them
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+class _Mismatch(Exception):
+    """The module's statements and ``ast``'s do not pair up."""
+
+
+class _Unit:
+    __slots__ = ("node", "line", "indents", "ranges", "shift")
+
+    def __init__(self, node: Any, line: int, indents: Tuple[str, ...]):
+        self.node = node
+        self.line = line  # where ast puts its first token
+        self.indents = indents
+        self.ranges: Optional[Mapping[Any, Any]] = None
+        self.shift = 0
+
+
+_WHOLE = _Unit(None, 0, ())  # the owner of nodes no unit holds: the provider answers
+
+
+class Positions:
+    """``node_positions(module)``'s ranges, for the nodes asked about (``get``), generating
+    only the units that hold them. ``text`` is the text ``module`` was parsed from."""
+
+    def __init__(self, module: cst.Module, text: str):
+        self._module = module
+        self._text = text
+        self._owner: Dict[int, _Unit] = {id(module): _WHOLE}
+        self._walk: Optional[Iterator[None]] = None  # collects one unit's nodes per step
+        self._full: Optional[Mapping[Any, Any]] = None
+        self._starts: List[int] = []
+        self.fallbacks = 0  # how often the provider answered for the whole module (tests)
+
+    def get(self, node: Any, default: Any = None) -> Any:
+        if self._full is not None:
+            return self._full.get(node, default)
+        try:
+            unit = self._owner_of(node)
+        except (_Mismatch, SyntaxError, ValueError, RecursionError, MemoryError,
+                OverflowError):
+            return self._whole().get(node, default)
+        if unit is None:
+            if type(node).__name__ in _LAYOUT and _kind(type(node)) == 0:  # not walked
+                return self._whole().get(node, default)
+            return default
+        if unit is _WHOLE or (unit.ranges is None and not self._generate(unit)):
+            return self._whole().get(node, default)
+        r = unit.ranges.get(node)  # type: ignore[union-attr]  # generated above
+        if r is None:
+            return default
+        return _moved(r, unit.shift) if unit.shift else r
+
+    def _owner_of(self, node: Any) -> Optional[_Unit]:
+        """The unit holding ``node``, walking the units in order until one does (a node
+        of another module walks them all)."""
+        unit = self._owner.get(id(node))
+        if unit is not None:
+            return unit
+        if self._walk is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # ast's SyntaxWarnings (compiling reports them)
+                tree = ast.parse(self._text)
+            m = self._module
+            for extra in (*m.header, *m.footer):
+                _collect(extra, _WHOLE, self._owner)
+            self._walk = _block(m.body, tree.body, (), m.default_indent, self._owner)
+        key = id(node)
+        for _ in self._walk:
+            unit = self._owner.get(key)
+            if unit is not None:
+                return unit
+        return self._owner.get(key)
+
+    def _whole(self) -> Mapping[Any, Any]:
+        if self._full is None:
+            self.fallbacks += 1
+            self._full = node_positions(self._module)
+        return self._full
+
+    def _generate(self, unit: _Unit) -> bool:
+        """Generate ``unit``'s code and ranges from line 1 and move them to its line;
+        False when the code is not the text's there."""
+        from libcst.metadata import PositionProvider
+        from libcst.metadata.position_provider import PositionProvidingCodegenState
+        m = self._module
+        provider = PositionProvider()
+        state = PositionProvidingCodegenState(default_indent=m.default_indent,
+                                              default_newline=m.default_newline,
+                                              provider=provider)
+        state.indent_tokens = list(unit.indents)
+        unit.node._codegen(state)
+        ranges: Mapping[Any, Any] = provider._computed  # CodeRanges, never lazy
+        shift = unit.line - ranges[unit.node].start.line
+        if not self._starts:
+            self._starts = [0] + [x.end() for x in _NEWLINE.finditer(self._text)]
+        if not 0 <= shift < len(self._starts):
+            return False
+        code = "".join(state.tokens)
+        at = self._starts[shift]
+        if self._text[at:at + len(code)] != code:
+            # the file's last statement, without the newline the text does not end with
+            last = len(state.tokens[-1]) if state.tokens else 0
+            if m.has_trailing_newline or not last or self._text[at:] != code[:-last]:
+                return False
+        unit.ranges, unit.shift = ranges, shift
+        return True
+
+
+def _block(stmts: Sequence[Any], trees: Sequence[ast.stmt], indents: Tuple[str, ...],
+           default_indent: str, owner: Dict[int, _Unit]) -> Iterator[None]:
+    """The units of one block, one per step: ``stmts`` (libcst) paired in order with
+    ``trees`` (ast, which makes one statement of each ``;``-separated part of a line)."""
+    import libcst as cst
+    i = 0
+    for s in stmts:
+        if i >= len(trees):
+            raise _Mismatch
+        tree = trees[i]
+        i += len(s.body) if isinstance(s, cst.SimpleStatementLine) else 1
+        unit = _Unit(s, tree.lineno, indents)
+        body = getattr(s, "body", None)
+        if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and isinstance(body, cst.IndentedBlock) \
+                and isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            _collect(s, unit, owner, inner=body)  # its header; its block's own parts
+            for part in (body.header, *body.footer):
+                _collect(part, unit, owner)
+            yield None
+            indent = default_indent if body.indent is None else body.indent
+            yield from _block(body.body, tree.body, indents + (indent,), default_indent, owner)
+        else:
+            _collect(s, unit, owner)
+            yield None
+    if i != len(trees):
+        raise _Mismatch
+
+
+def _collect(root: Any, unit: _Unit, owner: Dict[int, _Unit], inner: Any = None) -> None:
+    """Every node under ``root`` belongs to ``unit``; ``inner`` (a definition's block) is
+    recorded but not entered."""
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    kinds = _KINDS
+    while stack:
+        node = pop()
+        owner[id(node)] = unit
+        if node is inner:
+            continue
+        names = _FIELDS.get(type(node))
+        if names is None:
+            names = _fields(type(node))
+        for name in names:
+            v = getattr(node, name)
+            kind = kinds.get(type(v))
+            if kind is None:
+                kind = _kind(type(v))
+            if kind == 1:
+                push(v)
+            elif kind == 2:
+                for x in v:
+                    kind = kinds.get(type(x))
+                    if kind == 1 or (kind is None and _kind(type(x)) == 1):
+                        push(x)
+
+
+_KINDS: Dict[type, int] = {}  # type -> 1: a libcst node, 2: a sequence, 0: neither
+# whitespace and comments: about half of all nodes, never where a finding is; not walked
+_LAYOUT = frozenset({"SimpleWhitespace", "ParenthesizedWhitespace", "TrailingWhitespace",
+                     "EmptyLine", "Newline", "Comment"})
+
+
+def _kind(t: type) -> int:
+    kind = _KINDS.get(t)
+    if kind is None:
+        from libcst import CSTNode
+        if issubclass(t, CSTNode):
+            kind = 0 if t.__name__ in _LAYOUT and t.__module__.startswith("libcst.") else 1
+        else:
+            kind = 2 if issubclass(t, (tuple, list)) else 0
+        _KINDS[t] = kind
+    return kind
+
+
+def _fields(cls: type) -> Tuple[str, ...]:
+    import dataclasses
+    names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type, unused-ignore]  # a libcst node: a dataclass
+    return names
+
+
+def _moved(r: Any, lines: int) -> Any:
+    from libcst.metadata import CodePosition, CodeRange
+    return CodeRange(CodePosition(r.start.line + lines, r.start.column),
+                     CodePosition(r.end.line + lines, r.end.column))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
-from .positions import node_positions
+from .positions import Positions
 
 if TYPE_CHECKING:  # a Project resolves imports for the precheck without libcst
     import libcst as cst
@@ -195,7 +195,7 @@ class Project:
         for name, (path, module, text) in list(self.parsed.items()):
             positions = self._positions.get(name)
             if positions is None:
-                positions = node_positions(module)
+                positions = Positions(module, text)  # parsed whole: the text read
                 self._positions[name] = positions
             r = positions.get(node)
             if r is not None:

@@ -259,9 +259,11 @@ def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module
         raise verdict
     import libcst as cst
     module = None
+    module_from_kept = False
     if kept is not None and verdict is None:
         try:
             module = cst.parse_module(kept)
+            module_from_kept = True
         except cst.ParserSyntaxError:
             module = None  # as the whole text says, below
     try:
@@ -273,7 +275,7 @@ def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module
         raise LibcstLimitation(e) from None
     if verdict is not None and newer_syntax(module) is None:
         raise verdict
-    _PARSED.insert(0, (module, text))
+    _PARSED.insert(0, (module, text, kept if kept is not None and module_from_kept else text))
     del _PARSED[4:]
     return module
 
@@ -286,7 +288,13 @@ _PARSED: list = []
 def parsed_text(module: cst.Module) -> Optional[str]:
     """The text ``module`` was parsed from by ``parse_source``, if it is one of the last
     few parsed (the one being analysed is); None otherwise."""
-    return next((text for m, text in _PARSED if m is module), None)
+    return next((text for m, text, _ in _PARSED if m is module), None)
+
+
+def source_of(module: cst.Module) -> Optional[str]:
+    """The text libcst read to make ``module`` (``parsed_text``'s, or the statements
+    ``relevance`` kept of it), if it is one of the last few parsed; None otherwise."""
+    return next((read for m, _, read in _PARSED if m is module), None)
 
 
 class LibcstLimitation(Exception):
