@@ -352,9 +352,10 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
         module_name = module_name_for(path) if os.path.isfile(path) else ""
     read = source_of(module)  # before the analysis parses the modules it imports
     try:
-        model = analyze(module, module_name, config, project)
+        model = analyze(module, module_name, config, project, explain=False)
         # at another mesh (--mesh), the program's own meshes tell what the scaling causes
-        base = (analyze(module, module_name, dc_replace(config, scale_mesh=None), project)
+        base = (analyze(module, module_name, dc_replace(config, scale_mesh=None), project,
+                        explain=False)
                 if config.scale_mesh is not None else None)
     except (RecursionError, MemoryError):
         raise
@@ -578,12 +579,14 @@ class InferredType:
 
 def analyze(module: cst.Module, module_name: str, config: Config,
             project: Optional[Project] = None, definitions_only: bool = False,
-            trace=None, path: Optional[str] = None) -> "Interpreter":
+            trace=None, path: Optional[str] = None, explain: bool = True) -> "Interpreter":
     """The one factory of a module's analysis: every consumer (check, types, confirm,
     the project's import resolution, the server's hover) builds it here, so options such
     as the declared meshes, the default mesh and ``--mesh`` apply everywhere alike.
     ``trace(interpreter)`` runs before the analysis (``hover`` wraps its evaluation).
-    ``path``: the module's file, where ``shardcheck specs`` looks for its Python config."""
+    ``path``: the module's file, where ``shardcheck specs`` looks for its Python config.
+    ``explain``: say why each unknown sharding site is unknown (the map's ``reason``;
+    nothing else reads it, and ``check`` does without: its walks cost up to a tenth)."""
     from .compat import profile_for
     from .interp.model import Interpreter
     it = Interpreter(module, module_name, project, config.mesh_values(),
@@ -591,6 +594,7 @@ def analyze(module: cst.Module, module_name: str, config: Config,
                      scale_mesh=config.scale_mesh_value(), profile=profile_for(config.jax_version))
     it.logical_config = config.logical  # read by jaxapi/logical.py
     it.assume_defaults = config.assume_defaults  # shardcheck specs (interp/objects.py)
+    it.explain_sites = explain
     if config.assume_defaults and path is not None:  # shardcheck specs (analyzer/pyconfig.py)
         from .pyconfig import find_for
         found = find_for(path, config.root)

@@ -49,6 +49,20 @@ def subtree(root: cst.CSTNode) -> List[cst.CSTNode]:
     return out
 
 
+def visit_all(root: cst.CSTNode, visitor: object) -> None:
+    """Call ``visitor.visit_<Type>(node)`` for ``root`` and every node inside it that has
+    one, in no particular order: libcst's ``visit`` for a visitor that neither prunes
+    nor depends on the order, several times faster (``subtree``)."""
+    methods: Dict[type, object] = {}
+    for node in subtree(root):
+        cls = type(node)
+        fn = methods.get(cls, methods)
+        if fn is methods:
+            fn = methods[cls] = getattr(visitor, "visit_" + cls.__name__, None)
+        if fn is not None:
+            fn(node)  # type: ignore[operator]  # a visit_<Type> method
+
+
 def keyword_argument(call: cst.CSTNode, keyword: str) -> Optional[cst.Arg]:
     """The ``keyword=...`` argument of ``call`` (None when not passed that way)."""
     if isinstance(call, cst.Call):

@@ -52,6 +52,7 @@ class InterpreterBase:
     helper_nodes: Dict[cst.CSTNode, frozenset]
     rule_params: Dict[cst.CSTNode, Optional[int]]  # rule_trees.rules_parameter's answers
     assume_defaults: bool  # shardcheck specs: config objects' fields read as their defaults
+    explain_sites: bool  # the reasons a site's spec is unknown are wanted (not by check)
     class_bodies: Dict[int, Tuple[Any, Any, tuple]]  # check: a class body's scope -> its class
     assumed: List[str]  # the defaults read so far in the body being analyzed ("Cls.field")
     events: Events

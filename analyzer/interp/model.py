@@ -54,6 +54,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.definitions_only = definitions_only
         self.env = Env()
         self.funcs: Dict[cst.CSTNode, FuncInfo] = {}
+        # caller node -> the functions it has recorded calls of (id -> info): what an
+        # analysis of the caller forgets, without a look at every function of the module
+        self.callees: Dict[Any, Dict[int, FuncInfo]] = {}
         self.queue: List[FuncInfo] = []
         self.module_events = Events()
         self.cur: Optional[Events] = self.module_events
@@ -75,6 +78,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.helper_nodes: Dict[cst.CSTNode, frozenset] = {}  # calls._descendants' cache
         self.rule_params: Dict[cst.CSTNode, Optional[int]] = {}  # rule_trees.rules_parameter
         self.assume_defaults = False  # set by engine.analyze for shardcheck specs
+        # why a site's spec is unknown (jaxapi/sites.py): read by the map only; check
+        # turns it off (set by engine.analyze)
+        self.explain_sites = True
         # check: each class body's scope (by id) -> (its ClassDef, the scope, its bases)
         self.class_bodies: Dict[int, Tuple[cst.ClassDef, Env, tuple]] = {}
         self.python_config: Optional[Tuple[str, str]] = None  # set by engine.analyze
@@ -174,6 +180,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         if self.cur is None:
             return
         info.calls.setdefault(self.caller, []).append(ctx)
+        self.callees.setdefault(self.caller, {})[id(info)] = info
         info.call_args.setdefault(self.caller, []).append(args)
         info.call_kws.setdefault(self.caller, []).append(kwargs)
         info.call_assumes.setdefault(self.caller, []).append(tuple(self.assumed))
@@ -194,7 +201,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
                      for a in call] if info.analyzed_args is not None else []
         self.cur, self.caller, self.returns, self.assumed = events, fv.node, returns, inherited
         # forget this function's earlier outgoing calls: they are recorded again below
-        for other in self.funcs.values():
+        for other in self.callees.pop(fv.node, {}).values():
             other.calls.pop(fv.node, None)
             other.call_args.pop(fv.node, None)
             other.call_kws.pop(fv.node, None)

@@ -14,6 +14,8 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ..syntax import visit_all
+
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop",
                                "popitem", "clear", "remove", "sort", "reverse", "__setitem__",
                                "__delitem__", "__ior__"})
@@ -44,7 +46,7 @@ class Literals:
         bindings: Dict[str, list] = {}
         changed: Set[str] = set()
         collector = _Collector(bindings, changed)
-        module.visit(collector)
+        visit_all(module, collector)
         # a function that changes its parameter in place may change any container
         # handed to it
         self.bound: Dict[str, cst.BaseExpression] = {} if collector.params & changed else {
@@ -96,8 +98,9 @@ def _base(e: cst.BaseExpression) -> Optional[str]:
     return e.value if isinstance(e, cst.Name) else None
 
 
-class _Collector(cst.CSTVisitor):
-    """Every binding of a name (by name, whatever its scope) and every in-place change."""
+class _Collector:
+    """Every binding of a name (by name, whatever its scope) and every in-place change
+    (``syntax.visit_all``: in no particular order, which none of these depend on)."""
 
     def __init__(self, bindings: Dict[str, list], changed: Set[str]):
         self.bindings = bindings

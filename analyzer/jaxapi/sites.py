@@ -20,7 +20,7 @@ handler resolved them, it records the names with the spec unknown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -29,7 +29,7 @@ from ..events import MeshCtx, ShardingSite
 from ..interp.state import Env
 from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, RuleTreeVal, ShardingVal,
                       SpecVal, TupleVal, Value)
-from ..syntax import target_names
+from ..syntax import subtree, target_names
 from .literals import literal_item
 from .registry import ApiCall, attribute_of, observes
 
@@ -129,8 +129,14 @@ def _code(node: cst.CSTNode) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+UNEXPLAINED = "not explained (the analysis was asked for findings only)"
+
+
 def unknown_reason(it: "Interpreter", value: Value, node: Optional[cst.CSTNode], env: Env) -> str:
-    """Why ``value`` (written as ``node``) is not a known spec, in the source's terms."""
+    """Why ``value`` (written as ``node``) is not a known spec, in the source's terms
+    (``UNEXPLAINED`` where no one reads it: ``check``)."""
+    if not it.explain_sites:
+        return UNEXPLAINED
     if isinstance(value, SpecVal):
         return _spec_reason(it, value, env)
     if value is not UNKNOWN and not isinstance(value, (ShardingVal, MeshVal)):
@@ -219,18 +225,7 @@ def _written_here(it: "Interpreter", node: cst.CSTNode) -> bool:
 
 
 def _node_ids(body: cst.CSTNode) -> frozenset:
-    collector = _NodeIds()
-    body.visit(collector)
-    return frozenset(collector.ids)
-
-
-class _NodeIds(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.ids: set = set()
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.ids.add(id(node))
-        return True
+    return frozenset(id(n) for n in subtree(body))
 
 
 def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
@@ -254,8 +249,7 @@ def _assigned_reason(it: "Interpreter", name: str) -> str:
     """Why the value bound to ``name`` is unknown: what its last assignment in the
     enclosing function (or module) is assigned from."""
     body = it.func_stack[-1].val.node if it.func_stack else it.module
-    finder = _LastAssignment(name)
-    body.visit(finder)
+    finder = _last_assignment(body, name)
     value = finder.value
     if finder.count > 1:
         last = f"`{_code(value.func)}(...)`" if isinstance(value, cst.Call) else (
@@ -274,7 +268,33 @@ def _assigned_reason(it: "Interpreter", name: str) -> str:
     return f"`{name}` holds a value the analyzer does not resolve"
 
 
-class _LastAssignment(cst.CSTVisitor):
+# the nodes whose parts may be statements (a compound statement's test is not)
+_HOLDS_STATEMENTS = (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.Else,
+                     cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+
+
+def _small_statements(node: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
+    """The simple statements (``x = v``, ``return``...) in ``node``, nested functions and
+    classes included, in the order of the source."""
+    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        yield from node.body
+    elif isinstance(node, _HOLDS_STATEMENTS):
+        for child in node.children:  # in order; few nodes hold statements
+            yield from _small_statements(child)
+
+
+def _last_assignment(body: cst.CSTNode, name: str) -> "_LastAssignment":
+    """The assignments of ``name`` in ``body``, read in order (the last one's value)."""
+    finder = _LastAssignment(name)
+    for stmt in _small_statements(body):
+        if isinstance(stmt, cst.Assign):
+            finder.visit_Assign(stmt)
+        elif isinstance(stmt, cst.AnnAssign):
+            finder.visit_AnnAssign(stmt)
+    return finder
+
+
+class _LastAssignment:
     def __init__(self, name: str) -> None:
         self.name = name
         self.value: Optional[cst.BaseExpression] = None
@@ -346,8 +366,7 @@ def is_device(node: Optional[cst.CSTNode], scope: Optional[cst.CSTNode] = None) 
     base = node.value if isinstance(node, cst.Subscript) else node
     if scope is None or not isinstance(base, cst.Name):
         return False
-    finder = _LastAssignment(base.value)
-    scope.visit(finder)
+    finder = _last_assignment(scope, base.value)
     return finder.value is not None and is_device(finder.value)
 
 
