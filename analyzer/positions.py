@@ -46,7 +46,6 @@ def node_positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # lines as libcst's position provider counts them
-_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 class _Mismatch(Exception):
@@ -186,6 +185,7 @@ def _block(stmts: Sequence[Any], trees: Sequence[ast.stmt], indents: Tuple[str, 
 def _collect(root: Any, unit: _Unit, owner: Dict[int, _Unit], inner: Any = None) -> None:
     """Every node under ``root`` belongs to ``unit``; ``inner`` (a definition's block) is
     recorded but not entered."""
+    from .syntax import node_fields
     stack = [root]
     pop, push = stack.pop, stack.append
     kinds = _KINDS
@@ -194,10 +194,7 @@ def _collect(root: Any, unit: _Unit, owner: Dict[int, _Unit], inner: Any = None)
         owner[id(node)] = unit
         if node is inner:
             continue
-        names = _FIELDS.get(type(node))
-        if names is None:
-            names = _fields(type(node))
-        for name in names:
+        for name in node_fields(type(node)):
             v = getattr(node, name)
             kind = kinds.get(type(v))
             if kind is None:
@@ -211,7 +208,9 @@ def _collect(root: Any, unit: _Unit, owner: Dict[int, _Unit], inner: Any = None)
                         push(x)
 
 
-_KINDS: Dict[type, int] = {}  # type -> 1: a libcst node, 2: a sequence, 0: neither
+# type -> 1: a libcst node, 2: a sequence, 0: neither (syntax.subtree's, but whitespace
+# and comments are not walked)
+_KINDS: Dict[type, int] = {}
 # whitespace and comments: about half of all nodes, never where a finding is; not walked
 _LAYOUT = frozenset({"SimpleWhitespace", "ParenthesizedWhitespace", "TrailingWhitespace",
                      "EmptyLine", "Newline", "Comment"})
@@ -227,12 +226,6 @@ def _kind(t: type) -> int:
             kind = 2 if issubclass(t, (tuple, list)) else 0
         _KINDS[t] = kind
     return kind
-
-
-def _fields(cls: type) -> Tuple[str, ...]:
-    import dataclasses
-    names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type, unused-ignore]  # a libcst node: a dataclass
-    return names
 
 
 def _moved(r: Any, lines: int) -> Any:

@@ -26,26 +26,45 @@ def root_name(node: cst.CSTNode) -> Optional[str]:
 
 
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
+_KINDS: Dict[type, int] = {}  # a field value's type -> 1: a libcst node, 2: a tuple or list
+
+
+def node_fields(cls: type) -> Tuple[str, ...]:
+    """The dataclass fields of a libcst node class, read once."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def _kind(t: type) -> int:
+    kind = _KINDS[t] = 1 if issubclass(t, cst.CSTNode) else 2 if issubclass(t, (tuple, list)) else 0
+    return kind
 
 
 def subtree(root: cst.CSTNode) -> List[cst.CSTNode]:
     """``root`` and every node inside it, in no particular order. Read from the nodes'
     dataclass fields: libcst's ``children`` rebuilds each node it visits, several times
-    slower (use it where the order matters)."""
+    slower (use it where the order matters). Field values are told apart by their
+    type, looked up once (``isinstance`` against libcst's abstract base is slow)."""
     out: List[cst.CSTNode] = []
     stack = [root]
+    pop, push, kinds = stack.pop, stack.append, _KINDS
     while stack:
-        n = stack.pop()
+        n = pop()
         out.append(n)
-        names = _FIELDS.get(type(n))
-        if names is None:
-            names = _FIELDS[type(n)] = tuple(f.name for f in dataclasses.fields(n))
-        for name in names:
+        for name in node_fields(type(n)):
             v = getattr(n, name)
-            if isinstance(v, cst.CSTNode):
-                stack.append(v)
-            elif isinstance(v, (tuple, list)):
-                stack.extend(x for x in v if isinstance(x, cst.CSTNode))
+            kind = kinds.get(type(v))
+            if kind is None:
+                kind = _kind(type(v))
+            if kind == 1:
+                push(v)
+            elif kind == 2:
+                for x in v:
+                    kind = kinds.get(type(x))
+                    if kind == 1 or (kind is None and _kind(type(x)) == 1):
+                        push(x)
     return out
 
 
