@@ -88,7 +88,8 @@ class Positions:
                 OverflowError):
             return self._whole().get(node, default)
         if unit is None:
-            if type(node).__name__ in _LAYOUT and _kind(type(node)) == 0:  # not walked
+            from .syntax import is_layout
+            if is_layout(type(node)):  # not walked
                 return self._whole().get(node, default)
             return default
         if unit is _WHOLE or (unit.ranges is None and not self._generate(unit)):
@@ -183,49 +184,11 @@ def _block(stmts: Sequence[Any], trees: Sequence[ast.stmt], indents: Tuple[str, 
 
 
 def _collect(root: Any, unit: _Unit, owner: Dict[int, _Unit], inner: Any = None) -> None:
-    """Every node under ``root`` belongs to ``unit``; ``inner`` (a definition's block) is
-    recorded but not entered."""
-    from .syntax import node_fields
-    stack = [root]
-    pop, push = stack.pop, stack.append
-    kinds = _KINDS
-    while stack:
-        node = pop()
+    """Every node under ``root`` but whitespace and comments belongs to ``unit``;
+    ``inner`` (a definition's block) is recorded but not entered."""
+    from .syntax import walk
+    for node in walk(root, layout=False, stop=inner):
         owner[id(node)] = unit
-        if node is inner:
-            continue
-        for name in node_fields(type(node)):
-            v = getattr(node, name)
-            kind = kinds.get(type(v))
-            if kind is None:
-                kind = _kind(type(v))
-            if kind == 1:
-                push(v)
-            elif kind == 2:
-                for x in v:
-                    kind = kinds.get(type(x))
-                    if kind == 1 or (kind is None and _kind(type(x)) == 1):
-                        push(x)
-
-
-# type -> 1: a libcst node, 2: a sequence, 0: neither (syntax.subtree's, but whitespace
-# and comments are not walked)
-_KINDS: Dict[type, int] = {}
-# whitespace and comments: about half of all nodes, never where a finding is; not walked
-_LAYOUT = frozenset({"SimpleWhitespace", "ParenthesizedWhitespace", "TrailingWhitespace",
-                     "EmptyLine", "Newline", "Comment"})
-
-
-def _kind(t: type) -> int:
-    kind = _KINDS.get(t)
-    if kind is None:
-        from libcst import CSTNode
-        if issubclass(t, CSTNode):
-            kind = 0 if t.__name__ in _LAYOUT and t.__module__.startswith("libcst.") else 1
-        else:
-            kind = 2 if issubclass(t, (tuple, list)) else 0
-        _KINDS[t] = kind
-    return kind
 
 
 def _moved(r: Any, lines: int) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -26,7 +26,12 @@ def root_name(node: cst.CSTNode) -> Optional[str]:
 
 
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
-_KINDS: Dict[type, int] = {}  # a field value's type -> 1: a libcst node, 2: a tuple or list
+# whitespace and comments: about half of all nodes, never what an analysis asks about
+LAYOUT = frozenset({"SimpleWhitespace", "ParenthesizedWhitespace", "TrailingWhitespace",
+                    "EmptyLine", "Newline", "Comment"})
+# a field value's type -> 1: a node to walk, 2: a tuple or list, 0: neither; one table
+# walking every node, one leaving the layout nodes out
+_KINDS: Tuple[Dict[type, int], Dict[type, int]] = ({}, {})
 
 
 def node_fields(cls: type) -> Tuple[str, ...]:
@@ -37,35 +42,51 @@ def node_fields(cls: type) -> Tuple[str, ...]:
     return names
 
 
-def _kind(t: type) -> int:
-    kind = _KINDS[t] = 1 if issubclass(t, cst.CSTNode) else 2 if issubclass(t, (tuple, list)) else 0
+def is_layout(cls: type) -> bool:
+    """A libcst whitespace or comment node class (``LAYOUT``)."""
+    return cls.__name__ in LAYOUT and cls.__module__.startswith("libcst.")
+
+
+def _kind(t: type, layout: bool) -> int:
+    if issubclass(t, cst.CSTNode):
+        kind = 1 if layout or not is_layout(t) else 0
+    else:
+        kind = 2 if issubclass(t, (tuple, list)) else 0
+    _KINDS[layout][t] = kind
     return kind
 
 
-def subtree(root: cst.CSTNode) -> List[cst.CSTNode]:
-    """``root`` and every node inside it, in no particular order. Read from the nodes'
-    dataclass fields: libcst's ``children`` rebuilds each node it visits, several times
-    slower (use it where the order matters). Field values are told apart by their
-    type, looked up once (``isinstance`` against libcst's abstract base is slow)."""
-    out: List[cst.CSTNode] = []
+def walk(root: cst.CSTNode, layout: bool = True,
+         stop: Optional[cst.CSTNode] = None) -> Iterator[cst.CSTNode]:
+    """``root`` and every node inside it, in no particular order; ``layout=False`` leaves
+    out whitespace and comments (but ``root``); ``stop`` is given but not entered. Read
+    from the nodes' dataclass fields: libcst's ``children`` rebuilds each node it visits,
+    several times slower (use it where the order matters). Field values are told apart
+    by their type, looked up once (``isinstance`` against libcst's abstract base is slow)."""
     stack = [root]
-    pop, push, kinds = stack.pop, stack.append, _KINDS
+    pop, push, kinds = stack.pop, stack.append, _KINDS[layout]
     while stack:
         n = pop()
-        out.append(n)
+        yield n
+        if n is stop:
+            continue
         for name in node_fields(type(n)):
             v = getattr(n, name)
             kind = kinds.get(type(v))
             if kind is None:
-                kind = _kind(type(v))
+                kind = _kind(type(v), layout)
             if kind == 1:
                 push(v)
             elif kind == 2:
                 for x in v:
                     kind = kinds.get(type(x))
-                    if kind == 1 or (kind is None and _kind(type(x)) == 1):
+                    if kind == 1 or (kind is None and _kind(type(x), layout) == 1):
                         push(x)
-    return out
+
+
+def subtree(root: cst.CSTNode) -> List[cst.CSTNode]:
+    """``root`` and every node inside it, in no particular order (``walk``)."""
+    return list(walk(root))
 
 
 def visit_all(root: cst.CSTNode, visitor: object) -> None:

@@ -19,6 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from shardcheck.analyzer import positions as pos
 from shardcheck.analyzer.config import Config
 from shardcheck.analyzer.engine import check_source
+from shardcheck.analyzer.syntax import is_layout
 from test_relevance import PROGRAMS, _key
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -143,7 +144,7 @@ def _assert_same(code):
         return None
     full = pos.node_positions(module)
     together = pos.Positions(module, code)
-    nodes = [n for n in full if type(n).__name__ not in pos._LAYOUT and n is not module]
+    nodes = [n for n in full if not is_layout(type(n)) and n is not module]
     for node in nodes:
         assert together.get(node) == full[node], (type(node).__name__, full[node])
     for node in nodes[:: max(1, len(nodes) // 8)]:
