@@ -259,11 +259,11 @@ def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module
         raise verdict
     import libcst as cst
     module = None
-    module_from_kept = False
+    read = text  # what libcst reads: the kept statements, or (failing that) the whole
     if kept is not None and verdict is None:
         try:
             module = cst.parse_module(kept)
-            module_from_kept = True
+            read = kept
         except cst.ParserSyntaxError:
             module = None  # as the whole text says, below
     try:
@@ -275,7 +275,7 @@ def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module
         raise LibcstLimitation(e) from None
     if verdict is not None and newer_syntax(module) is None:
         raise verdict
-    _PARSED.insert(0, (module, text, kept if kept is not None and module_from_kept else text))
+    _PARSED.insert(0, (module, text, read))
     del _PARSED[4:]
     return module
 
