@@ -12,8 +12,9 @@ Each unit's code is generated from line 1 at its indentation, and moved to where
 Python's ``ast`` puts the statement's first token (``lineno``: the ``def``/``class``
 keyword of a decorated definition, as libcst's syntactic range starts there too). The
 move is checked: the generated code must be the text's, character for character, from
-that line. A unit that fails the check, text ``ast`` cannot read (syntax newer than the
-running Python), a module whose statements ``ast`` counts otherwise, and a node outside
+that line (``pyast`` reads Python 3.12's type parameters on 3.11 too). A unit that
+fails the check, text ``ast`` cannot read (other syntax newer than the running Python,
+such as PEP 701 f-strings on 3.11), a module whose statements ``ast`` counts otherwise, and a node outside
 every unit (the module itself, its header and footer comments) fall back to
 ``node_positions``, so every answer is the provider's.
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
@@ -106,9 +106,11 @@ class Positions:
         if unit is not None:
             return unit
         if self._walk is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # ast's SyntaxWarnings (compiling reports them)
-                tree = ast.parse(self._text)
+            from .pyast import parse
+            parsed = parse(self._text)  # rows only: a stand-in for 3.12 syntax will do
+            if parsed is None:
+                raise _Mismatch("ast cannot read the text")
+            tree = parsed.tree
             m = self._module
             for extra in (*m.header, *m.footer):
                 _collect(extra, _WHOLE, self._owner)

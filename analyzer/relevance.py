@@ -39,7 +39,9 @@ it changes no finding (``tests/test_relevance.py`` shows each channel above matt
 compares findings with and without blanking). What reads the whole text is given the
 whole text (the device count a file sets, suppression comments). A file this cannot
 judge (a ``from <project module> import *``, source the running Python cannot parse) is
-parsed whole, as is one with little to blank (``WORTH``).
+parsed whole, as is one with little to blank (``WORTH``). Python 3.12's type parameters
+are read on 3.11 too, through ``pyast``'s stand-in; the names their lists read count as
+read by the statement they are in.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ import io
 import re
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from . import pyast
 from .interp.set_up import SET_UP_METHODS
 from .jaxapi.literals import MUTATING_METHODS
 from .precheck import TRIGGERS, project_reaches
@@ -353,18 +356,18 @@ def blanked(text: str, project: Optional[Project] = None, module_name: str = "",
     module's docs), or None when it is to be parsed whole: little to blank, or a file
     this cannot judge. ``wrappers``: the last names of the declared logical-constraint
     wrappers."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+    parsed = pyast.parse(text)
+    if parsed is None:
         return None
     lines = io.StringIO(text, newline="").readlines()  # rows as ast counts them
     scan = _Scan(project, module_name, is_package)
-    units = _units(tree, scan.module_binds)
+    units = _units(parsed.tree, scan.module_binds)
     try:
         for unit, nodes, scope in units:
             scan.unit(unit, nodes, scope)
     except RecursionError:
         return None
+    _erased(units, parsed.erased)
     if scan.project_stars:
         return None
     attributes = frozenset(a for u, _, _ in units for a in u.attrs)
@@ -389,6 +392,23 @@ def blanked(text: str, project: Optional[Project] = None, module_name: str = "",
         return None
     return "".join(line[len(line.rstrip("\r\n")):] if blank[i] else line
                    for i, line in enumerate(lines, 1))
+
+
+def _erased(units: List[Tuple[_Unit, List[ast.AST], str]], erased: Dict[int, Set[str]]) -> None:
+    """The units holding the type parameter lists ``pyast``'s stand-in erased (Python
+    3.12 syntax, on an older Python) read what the lists read, and one spelling the
+    vocabulary (a bound ``T: Mesh``) makes its unit relevant. Each such unit is kept
+    (linking nothing, unless relevant): CPython rejects the file on the older Python,
+    and ``sources.parse_source`` accepts it only when the kept statements hold syntax
+    newer than the running Python, as the whole file's do; a malformed list then fails
+    libcst's parse of the kept statements, and the whole file is read as before."""
+    for row, names in erased.items():
+        for unit, _, _ in units:
+            if unit.start <= row <= unit.end:
+                unit.names |= names
+                unit.seed = unit.seed or any(spells(n) for n in names)
+                unit.inert = True
+                break
 
 
 def _base(e: ast.AST) -> Optional[str]:

@@ -253,19 +253,22 @@ def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module
     kept only if libcst's tree holds no syntax newer than the running Python, so files
     written for a newer Python are still checked. ``kept``: ``text`` with the statements
     that cannot matter blanked (``relevance.blanked``), parsed instead when CPython
-    compiles ``text``."""
+    compiles ``text``, or when the kept statements alone hold newer syntax (then so
+    does the whole tree: ``relevance`` keeps each statement ``pyast`` had to erase)."""
     verdict = python_verdict(text, path)
     if verdict is not None and getattr(verdict, "limit", False):
         raise verdict
     import libcst as cst
     module = None
     read = text  # what libcst reads: the kept statements, or (failing that) the whole
-    if kept is not None and verdict is None:
+    if kept is not None:
         try:
             module = cst.parse_module(kept)
             read = kept
         except cst.ParserSyntaxError:
             module = None  # as the whole text says, below
+        if module is not None and verdict is not None and newer_syntax(module) is None:
+            module, read = None, text  # only the whole tree can say why CPython rejects it
     try:
         if module is None:
             module = cst.parse_module(text)

@@ -12,6 +12,7 @@ import ast
 import glob
 import io
 import os
+import sys
 import textwrap
 
 import pytest
@@ -236,6 +237,48 @@ def test_a_computed_attribute_read_keeps_every_attribute_store():
         """)
     text = relevance.blanked(code)
     assert "self.anything = v" in text and "return 3" not in text
+
+
+def test_python_312_type_parameters_are_blanked_on_any_python():
+    """A file in Python 3.12 syntax is blanked on 3.11 too (``pyast``'s stand-in), and a
+    statement whose type parameter bound spells the vocabulary is relevant: the stand-in
+    erases the bound, so it is read from the erased names."""
+    code = HEAD + textwrap.dedent("""
+        type Pair[T] = tuple[T, T]
+
+        def pick[T](xs: list[T]) -> T:
+            return xs[0]
+
+        def bounded[M: jax.sharding.Mesh](m: M) -> M:
+            return m
+
+        class Box[T]:
+            def get(self) -> int:
+                return 3
+
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        placed = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, P("dat")))
+        """)
+    text = relevance.blanked(code + FILLER)
+    assert text is not None and text.count("\n") == (code + FILLER).count("\n")
+    assert "total += x * 2" not in text and "return 3" not in text
+    assert "def bounded[M: jax.sharding.Mesh](m: M) -> M:" in text
+    # on 3.11 a statement the stand-in erased is kept, so that CPython's rejection of the
+    # file is judged from the kept statements (see relevance._erased)
+    kept = sys.version_info < (3, 12)
+    assert ("return xs[0]" in text) is kept and ("tuple[T, T]" in text) is kept
+    blanked, whole = _both(code + FILLER)
+    assert _key(blanked) == _key(whole) and [f.code for f in whole] == ["SC101"]
+
+
+def test_a_malformed_type_parameter_list_is_still_a_syntax_error():
+    """On 3.11, CPython rejects the file at the first list either way; the check must
+    not take the relevant generic function's newer syntax as the reason when the
+    malformed list is elsewhere (so a statement the stand-in erased is kept)."""
+    code = HEAD + FILLER + "def f[1 +](x):\n    return x\n\n" \
+        "def place[T](x: T) -> T:\n    return jax.device_put(x, P('x'))\n"
+    blanked, whole = _both(code)
+    assert _key(blanked) == _key(whole) and [f.code for f in whole] == ["SC001"]
 
 
 @pytest.mark.parametrize("identifier,spelled", [
