@@ -59,10 +59,10 @@ def parse(text: str) -> Optional[Parsed]:
 
 
 # Where a type parameter list can open: `def f[`, `class C[`, `type Alias[`, `type Alias =`,
-# at the start of a line. A statement after `;` is not looked for: the stand-in then does
-# not parse, and the file is read as if there were no stand-in.
-_OPENING = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w+[ \t]*(\[)"
-                      r"|^[ \t]*(type)([ \t]+)(\w+)[ \t]*([=\[])", re.M)
+# at the start of a line (after \n, \r\n or \r). A statement after `;` is not looked
+# for: the stand-in then does not parse, and the file is read as if there were none.
+_OPENING = re.compile(r"(?:^|(?<=\r))[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w+[ \t]*(\[)"
+                      r"|(?:^|(?<=\r))[ \t]*(type)([ \t]+)(\w+)[ \t]*([=\[])", re.M)
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _LINE_END = re.compile(r"\r\n?|\n")
 _COMMENT = re.compile(r"#[^\r\n]*")
