@@ -1,6 +1,7 @@
 """The hand-written walks that replace libcst visitors where those cost most
-(``syntax.visit_all``, ``sites._small_statements``) see what the visitors saw, on every
-example program of the project; and ``check``'s analysis, which skips the reasons a
+(``syntax.visit_all``, ``sites._small_statements``, the attribute counts of
+``interp/objects.py``) see what the visitors saw, on every example program of the
+project; and ``check``'s analysis, which skips the reasons a
 sharding site is unknown, finds the same sites as the map's."""
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ import libcst as cst
 
 from shardcheck.analyzer.config import Config
 from shardcheck.analyzer.engine import analyze
+from shardcheck.analyzer.interp import objects
 from shardcheck.analyzer.jaxapi import literals, sites
-from shardcheck.analyzer.syntax import subtree, visit_all
+from shardcheck.analyzer.syntax import dotted, subtree, visit_all
 from test_relevance import PROGRAMS
 
 
@@ -161,3 +163,89 @@ def test_check_finds_the_maps_sites_without_their_reasons():
             else:
                 assert a.reason == b.reason, name
     assert unexplained > 10
+
+
+class _AttributeTargets(cst.CSTVisitor):
+    """The libcst visitor the attribute counts were read with before (objects.py)."""
+
+    def __init__(self, me=None):
+        self.me, self.counts, self.on_self, self.dynamic = me, {}, set(), False
+
+    def _target(self, t):
+        if isinstance(t, cst.Attribute):
+            self.counts[t.attr.value] = self.counts.get(t.attr.value, 0) + 1
+            if isinstance(t.value, cst.Name) and t.value.value == self.me:
+                self.on_self.add(t.attr.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                self._target(el.value)
+
+    def visit_AssignTarget(self, node):
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node):
+        self._target(node.target)
+
+    def visit_AugAssign(self, node):
+        self._target(node.target)
+
+    def visit_Call(self, node):
+        if dotted(node.func) in ("setattr", "object.__setattr__"):
+            self.counts[""] = self.counts.get("", 0) + 2
+            if len(node.args) >= 2:
+                key = node.args[1].value
+                if isinstance(key, cst.SimpleString):
+                    self.on_self.add(key.evaluated_value)
+                else:
+                    self.dynamic = True
+
+
+ATTRIBUTES = """
+class A(Base):
+    x: int = 0
+
+    def __init__(self, mesh, n):
+        self.mesh = mesh
+        self.a, (other.b, [self.c, *self.d]) = 1, (2, [3, 4])
+        self.e: int = n
+        self.e += 1
+        for self.f in range(3):
+            pass
+        setattr(self, "g", 1)
+        object.__setattr__(self, name, 2)
+
+        def inner(me):
+            me.h = 3
+            self.i = lambda: 4
+
+    def __getattr__(self, k):
+        return k
+
+    @staticmethod
+    def nothing():
+        setattr(x)
+"""
+
+
+def test_attribute_counts_are_what_libcsts_visitor_counted():
+    """``objects.attribute_assignments`` and ``_assigned_on_self`` (a hand-written walk, once
+    per class) against the visitor they replace, on every class of every example program."""
+    modules = MODULES + [("attributes", cst.parse_module(ATTRIBUTES))]
+    classes = [n for _, m in modules for n in subtree(m) if isinstance(n, cst.ClassDef)]
+    assert len(classes) > 20
+    for cls in classes:
+        old = _AttributeTargets()
+        cls.visit(old)
+        assert objects.attribute_assignments(cls) == old.counts, cls.name.value
+        on_self, opaque = set(), False
+        for s in cls.body.body:
+            if isinstance(s, cst.FunctionDef) and s.params.params:
+                v = _AttributeTargets(s.params.params[0].name.value)
+                s.body.visit(v)
+                on_self |= v.on_self
+                opaque = opaque or v.dynamic or s.name.value in ("__getattr__", "__getattribute__")
+        assert objects._assigned_on_self(cls) == (on_self, opaque), cls.name.value
+    counts = objects.attribute_assignments(classes[-1])
+    assert counts == {"mesh": 1, "a": 1, "b": 1, "c": 1, "d": 1, "e": 2, "h": 1, "i": 1, "": 6}
+    assert objects._assigned_on_self(classes[-1]) == (
+        {"mesh", "a", "c", "d", "e", "g", "i"}, True)

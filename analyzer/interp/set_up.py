@@ -24,7 +24,7 @@ import libcst as cst
 from ..events import UNKNOWN_CTX
 from ..syntax import dotted
 from ..values import UNKNOWN, ClassVal, InstanceVal, MeshVal, QualName, Value
-from .objects import _Assignments, _lineage, _method
+from .objects import _lineage, _method, assignments_of
 
 # run before the other methods: by Python, dataclasses, unittest, Flax Linen (in order)
 SET_UP_METHODS = ("__init__", "__post_init__", "setUp", "setup")
@@ -33,7 +33,7 @@ SET_UP_METHODS = ("__init__", "__post_init__", "setUp", "setup")
 def set_up_value(it: Any, cls: ClassVal, attr: str) -> Value:
     """``self.<attr>`` as a set-up method of ``cls`` stores it, where that is the one
     assignment of ``.<attr>`` in the class and its source bases; else unknown."""
-    if not it.memo(("assigned once", cls.node, attr), lambda: _assigned_once(cls, attr)):
+    if assignments_of(it, _lineage(cls), attr) != 1:
         return UNKNOWN
     return _stored_by_set_up(it, cls, attr)
 
@@ -122,13 +122,6 @@ def _assignments(module: cst.Module) -> Any:
                         target(item.asname.name)
             todo.extend(_blocks(s))
     return None if by_name[0] else counts
-
-
-def _assigned_once(cls: ClassVal, attr: str) -> bool:
-    counter = _Assignments(attr)
-    for c in dict.fromkeys(_lineage(cls)):
-        c.node.visit(counter)
-    return counter.count == 1
 
 
 def _stores(it: Any, cls: ClassVal, fdef: cst.FunctionDef, owner: ClassVal) -> Dict[str, Value]:
