@@ -4,7 +4,8 @@
 is on) read a file with ``ast``, which is much cheaper than libcst. On Python 3.11 a
 file written with Python 3.12's type parameters (``def f[T](x: T)``, ``class C[T]``,
 ``type Alias[T] = ...``; PEP 695) does not parse there, though libcst (which the check
-runs on) reads it. ``parse`` then parses a *stand-in*: the same text with each type
+runs on) reads it; nor does a default (``[T = int]``, PEP 696) on 3.12. ``parse`` then
+parses a *stand-in*: the same text with each type
 parameter list blanked to spaces (a list over several rows ends each but its last with
 a ``\\`` continuation) and ``type Alias`` written ``Alias`` followed by spaces, so every
 other token keeps its row and column and every statement its lines. What the
@@ -47,7 +48,7 @@ def parse(text: str) -> Optional[Parsed]:
         try:
             return Parsed(ast.parse(text))
         except _ERRORS:
-            if sys.version_info >= (3, 12):
+            if sys.version_info >= (3, 13):
                 return None
         stand_in = erase_type_parameters(text)
         if stand_in is None:

@@ -221,6 +221,9 @@ def _newer_syntax_visitor() -> type:
                 return False
             if self._kinds and isinstance(node, self._kinds):
                 self.found = type(node).__name__
+            elif sys.version_info[:2] < (3, 13) and isinstance(node, cst.TypeParam) \
+                    and getattr(node, "default", None) is not None:
+                self.found = "type parameter default (PEP 696)"
             elif sys.version_info[:2] < (3, 12) and isinstance(node, cst.FormattedString):
                 quote = node.start[-1]
                 for part in node.parts:  # PEP 701: quotes, backslashes, comments inside {}

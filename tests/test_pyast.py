@@ -98,3 +98,9 @@ def test_a_plain_file_parses_as_it_is():
     parsed = pyast.parse("x = 1\n")
     assert parsed is not None and parsed.erased == {}
     assert isinstance(parsed.tree.body[0], ast.Assign)
+
+
+def test_a_type_parameter_default_parses_through_the_stand_in_before_313():
+    parsed = pyast.parse("class Box[T = int]:\n    pass\n")  # PEP 696: Python 3.13
+    assert parsed is not None
+    assert bool(parsed.erased) is (sys.version_info < (3, 13))

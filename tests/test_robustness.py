@@ -132,6 +132,13 @@ def test_syntax_newer_than_the_running_python_is_still_checked():
     assert codes(found) == ["SC101"], found  # analysed, not rejected
 
 
+def test_a_type_parameter_default_is_newer_syntax_before_python_313():
+    """PEP 696 (3.13): 3.11 and 3.12 reject ``[T = int]``; the file is still checked."""
+    src = "class Box[T = int]:\n    pass\n\ndef first[*Ts = *tuple[int]](x): ...\n" + BAD
+    found = check_source(src, "defaults.py")
+    assert codes(found) == ["SC101"], found
+
+
 # -- deep nesting CPython compiles ---------------------------------------------------------
 DEEP = {
     "500_link_attribute_chain": "y = a" + ".b" * 500 + "\n",
