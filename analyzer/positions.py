@@ -12,10 +12,10 @@ Each unit's code is generated from line 1 at its indentation, and moved to where
 Python's ``ast`` puts the statement's first token (``lineno``: the ``def``/``class``
 keyword of a decorated definition, as libcst's syntactic range starts there too). The
 move is checked: the generated code must be the text's, character for character, from
-that line (``pyast`` reads Python 3.12's type parameters on 3.11 too). A unit that
-fails the check, text ``ast`` cannot read (other syntax newer than the running Python,
-such as PEP 701 f-strings on 3.11), a module whose statements ``ast`` counts otherwise, and a node outside
-every unit (the module itself, its header and footer comments) fall back to
+that line (``pyast`` reads type parameter syntax newer than the running Python). A unit
+that fails the check, text ``ast`` cannot read (other newer syntax, such as PEP 701
+f-strings on 3.11), a module whose statements ``ast`` counts otherwise, and a node
+outside every unit (the module itself, its header and footer comments) fall back to
 ``node_positions``, so every answer is the provider's.
 
 ``MetadataWrapper.resolve(PositionProvider)`` also walks the whole tree once more for
@@ -107,7 +107,7 @@ class Positions:
             return unit
         if self._walk is None:
             from .pyast import parse
-            parsed = parse(self._text)  # rows only: a stand-in for 3.12 syntax will do
+            parsed = parse(self._text)  # rows only: pyast's stand-in will do
             if parsed is None:
                 raise _Mismatch("ast cannot read the text")
             tree = parsed.tree

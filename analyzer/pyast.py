@@ -3,14 +3,14 @@
 ``relevance`` (which statements to parse) and ``positions`` (which line each statement
 is on) read a file with ``ast``, which is much cheaper than libcst. On Python 3.11 a
 file written with Python 3.12's type parameters (``def f[T](x: T)``, ``class C[T]``,
-``type Alias[T] = ...``; PEP 695) does not parse there, though libcst (which the check
-runs on) reads it; nor does a default (``[T = int]``, PEP 696) on 3.12. ``parse`` then
-parses a *stand-in*: the same text with each type
-parameter list blanked to spaces (a list over several rows ends each but its last with
-a ``\\`` continuation) and ``type Alias`` written ``Alias`` followed by spaces, so every
-other token keeps its row and column and every statement its lines. What the
-stand-in loses is what the type parameter lists read (bounds, defaults, constraints):
-``Parsed.erased`` gives those per row, for a reader that must not lose a name.
+``type Alias[T] = ...``; PEP 695) does not parse, though libcst (which the check runs
+on) reads it; nor, on 3.12, does a default (``[T = int]``, PEP 696). ``parse`` then
+parses a *stand-in*: the same text with each type parameter list blanked to spaces (a
+list over several rows ends each but its last with a ``\\`` continuation) and ``type
+Alias`` written ``Alias`` followed by spaces, so every other token keeps its row and
+column and every statement its lines. What the stand-in loses is what the type
+parameter lists read (bounds, defaults, constraints): ``Parsed.erased`` gives those per
+row, for a reader that must not lose a name.
 
 Anything else the running Python rejects (PEP 701 f-strings on 3.11, a real syntax
 error) is still rejected: ``parse`` returns None.

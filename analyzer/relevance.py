@@ -39,9 +39,9 @@ it changes no finding (``tests/test_relevance.py`` shows each channel above matt
 compares findings with and without blanking). What reads the whole text is given the
 whole text (the device count a file sets, suppression comments). A file this cannot
 judge (a ``from <project module> import *``, source the running Python cannot parse) is
-parsed whole, as is one with little to blank (``WORTH``). Python 3.12's type parameters
-are read on 3.11 too, through ``pyast``'s stand-in; the names their lists read count as
-read by the statement they are in.
+parsed whole, as is one with little to blank (``WORTH``). Type parameter syntax newer
+than the running Python (3.12's lists on 3.11, 3.13's defaults on 3.12) is read through
+``pyast``'s stand-in; the names a list reads count as read by the statement it is in.
 """
 
 from __future__ import annotations
@@ -395,8 +395,8 @@ def blanked(text: str, project: Optional[Project] = None, module_name: str = "",
 
 
 def _erased(units: List[Tuple[_Unit, List[ast.AST], str]], erased: Dict[int, Set[str]]) -> None:
-    """The units holding the type parameter lists ``pyast``'s stand-in erased (Python
-    3.12 syntax, on an older Python) read what the lists read, and one spelling the
+    """The units holding the type parameter lists ``pyast``'s stand-in erased (syntax
+    newer than the running Python) read what the lists read, and one spelling the
     vocabulary (a bound ``T: Mesh``) makes its unit relevant. Each such unit is kept
     (linking nothing, unless relevant): CPython rejects the file on the older Python,
     and ``sources.parse_source`` accepts it only when the kept statements hold syntax

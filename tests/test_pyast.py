@@ -1,4 +1,4 @@
-"""``pyast``: Python's ``ast`` of a file in Python 3.12 syntax, on Python 3.11 too."""
+"""``pyast``: Python's ``ast`` of a file in newer type parameter syntax (3.12's on 3.11, 3.13's defaults on 3.12)."""
 
 from __future__ import annotations
 
