@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import sys
+import threading
 import tokenize
 from typing import TYPE_CHECKING, Optional
 
@@ -199,53 +200,68 @@ _NEWER_NODES = (("TryStar", (3, 11)), ("TypeAlias", (3, 12)), ("TypeParameters",
                 ("TemplatedString", (3, 14)), ("StarredDictComp", (3, 15)))
 
 
-_VISITOR: Optional[type] = None
-
-
-def _newer_syntax_visitor() -> type:
-    """The visitor class finding syntax newer than the running Python (made once, when
-    a file is first parsed, so that importing this module needs no libcst)."""
-    global _VISITOR
-    if _VISITOR is not None:
-        return _VISITOR
+def newer_syntax(module: cst.Module) -> Optional[str]:
+    """The name of a construct in ``module`` that the running Python is too old to
+    compile (any one, if several), or None. A hand walk (``syntax.walk``) that stops
+    at the first: libcst's visitor would go on through the siblings of every ancestor."""
     import libcst as cst
 
-    class _NewerSyntax(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.found: Optional[str] = None
-            self._kinds = tuple(getattr(cst, name) for name, version in _NEWER_NODES
-                                if sys.version_info[:2] < version and hasattr(cst, name))
-
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if self.found is not None:
-                return False
-            if self._kinds and isinstance(node, self._kinds):
-                self.found = type(node).__name__
-            elif sys.version_info[:2] < (3, 13) and isinstance(node, cst.TypeParam) \
-                    and getattr(node, "default", None) is not None:
-                self.found = "type parameter default (PEP 696)"
-            elif sys.version_info[:2] < (3, 12) and isinstance(node, cst.FormattedString):
-                quote = node.start[-1]
-                for part in node.parts:  # PEP 701: quotes, backslashes, comments inside {}
-                    if isinstance(part, cst.FormattedStringExpression):
-                        inner = cst.Module([]).code_for_node(part.expression)
-                        if quote in inner or "\\" in inner or "#" in inner or (
-                                len(node.start.lstrip("rRfFbB")) == 1 and "\n" in inner):
-                            self.found = "f-string (PEP 701)"
-            return self.found is None
-
-    _VISITOR = _NewerSyntax
-    return _VISITOR
+    from .syntax import walk
+    version = sys.version_info[:2]
+    kinds = {getattr(cst, name) for name, v in _NEWER_NODES
+             if version < v and hasattr(cst, name)}
+    param = cst.TypeParam if version < (3, 13) else None
+    formatted = cst.FormattedString if version < (3, 12) else None
+    for node in walk(module, layout=False):
+        t = type(node)  # libcst's node classes have no subclasses; isinstance is slower
+        if t in kinds:
+            return t.__name__
+        if t is param and getattr(node, "default", None) is not None:
+            return "type parameter default (PEP 696)"
+        if t is formatted and _pep701(cst, node):  # type: ignore[arg-type]  # a FormattedString
+            return "f-string (PEP 701)"
+    return None
 
 
-def newer_syntax(module: cst.Module) -> Optional[str]:
-    """The first construct in ``module`` that the running Python is too old to compile."""
-    v = _newer_syntax_visitor()()
-    try:
-        module.visit(v)
-    except RecursionError:
-        return None
-    return v.found
+def _pep701(cst, node: cst.FormattedString) -> bool:
+    """Whether an f-string needs Python 3.12: quotes, backslashes or comments inside
+    its ``{}``, or a line break there in a single-quoted one."""
+    quote = node.start[-1]
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringExpression):
+            inner = cst.Module([]).code_for_node(part.expression)
+            if quote in inner or "\\" in inner or "#" in inner or (
+                    len(node.start.lstrip("rRfFbB")) == 1 and "\n" in inner):
+                return True
+    return False
+
+
+_UNVALIDATED = threading.Lock()
+
+
+def cst_parse(text: str) -> cst.Module:
+    """``libcst.parse_module(text)``, without each node checking its own fields as the
+    parser builds it. libcst validates every node on construction (``__post_init__``),
+    which is for trees built by hand: the parser's own output is valid by
+    construction, and checking it was a sixth of the parse (libcst's own comment there
+    suggests skipping it for parsing). Nodes built elsewhere meanwhile would go
+    unchecked too, so the hook is off only inside this lock; the analysis builds no
+    nodes in another thread while a file is parsed."""
+    import libcst as cst
+    from libcst._nodes.base import CSTNode
+    hook = CSTNode.__dict__.get("__post_init__")
+    if hook is None:  # a libcst that validates otherwise
+        return cst.parse_module(text)
+    with _UNVALIDATED:
+        CSTNode.__post_init__ = _built  # type: ignore[method-assign]  # restored below
+        try:
+            return cst.parse_module(text)
+        finally:
+            CSTNode.__post_init__ = hook  # type: ignore[method-assign]  # libcst's own
+
+
+def _built(self: object) -> None:
+    """A parsed node's ``__post_init__``: nothing to check."""
 
 
 def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module:
@@ -266,21 +282,21 @@ def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module
     read = text  # what libcst reads: the kept statements, or (failing that) the whole
     if kept is not None:
         try:
-            module = cst.parse_module(kept)
+            module = cst_parse(kept)
             read = kept
         except cst.ParserSyntaxError:
             module = None  # as the whole text says, below
         if module is not None and verdict is not None and newer_syntax(module) is None:
             module, read = None, text  # only the whole tree can say why CPython rejects it
-    try:
-        if module is None:
-            module = cst.parse_module(text)
-    except cst.ParserSyntaxError as e:
-        if verdict is not None:
-            raise verdict from None
-        raise LibcstLimitation(e) from None
-    if verdict is not None and newer_syntax(module) is None:
-        raise verdict
+    if module is None:
+        try:
+            module = cst_parse(text)
+        except cst.ParserSyntaxError as e:
+            if verdict is not None:
+                raise verdict from None
+            raise LibcstLimitation(e) from None
+        if verdict is not None and newer_syntax(module) is None:
+            raise verdict
     _PARSED.insert(0, (module, text, read))
     del _PARSED[4:]
     return module
