@@ -240,32 +240,34 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
         words = declared_words(config)
         if cleared(text, path, project, module_name, words):
             return [], text  # no sharding API within reach: nothing for the rules (precheck)
-        module = parse_source(text, path,
-                              _relevant_text(text, path, config, project, module_name, words))
+        kept = _relevant_text(text, path, config, project, module_name, words)
+        module = parse_source(text, path, kept[0] if kept is not None else None)
     except SourceError as e:
         finding = _meta(SYNTAX_ERROR, e.msg, path, e.lineno or 1, e.offset or 1)
     except LibcstLimitation as e:
         finding = _meta(INTERNAL_ERROR, "shardcheck's parser (libcst) cannot read this file, "
                         f"though Python can: {e}", path, e.row, e.column)
     else:
-        return _analysed(module, text, path, config, project, module_name, codes), text
+        rows = kept[1] if kept is not None and source_of(module) is kept[0] else None
+        return _analysed(module, text, path, config, project, module_name, codes, rows), text
     if text is None:
         text = source.decode("utf-8", errors="replace")  # type: ignore[union-attr]  # bytes here: str returned above
     return [finding], text
 
 
 def _relevant_text(text: str, path: str, config: Config, project: Optional[Project],
-                   module_name: Optional[str], words: FrozenSet[str]) -> Optional[str]:
-    """``text`` with the statements that cannot matter to a finding blanked
-    (``relevance.blanked``), or None to parse it whole (as ``shardcheck specs`` does:
-    its map lists every site)."""
+                   module_name: Optional[str], words: FrozenSet[str]
+                   ) -> Optional[Tuple[str, List[int]]]:
+    """The statements of ``text`` that can matter to a finding, and the row in ``text``
+    of each line (``relevance.kept``), or None to parse it whole (as ``shardcheck
+    specs`` does: its map lists every site)."""
     from . import relevance
     if config.assume_defaults or not relevance.ENABLED:
         return None
     if module_name is None:
         module_name = module_name_for(path) if os.path.isfile(path) else ""
-    return relevance.blanked(text, project, module_name, os.path.basename(path) == "__init__.py",
-                             words)
+    return relevance.kept(text, project, module_name, os.path.basename(path) == "__init__.py",
+                          words)
 
 
 def on_deep_stack(fn, *args):
@@ -344,10 +346,12 @@ def too_deep(path: str, exc: BaseException) -> Finding:
 
 
 def _analysed(module: cst.Module, text: str, path: str, config: Config,
-              project: Optional[Project], module_name: Optional[str], codes: set) -> List[Finding]:
+              project: Optional[Project], module_name: Optional[str], codes: set,
+              rows: Optional[List[int]] = None) -> List[Finding]:
     """The findings of the analysis and the rules; a crash inside them is an
     ``internal-error`` finding naming where (``RecursionError``/``MemoryError``
-    propagate: those are the file's size, not a bug)."""
+    propagate: those are the file's size, not a bug). ``rows``: the row in ``text`` of
+    each line of the text ``module`` was parsed from, when that left lines out."""
     if module_name is None:
         module_name = module_name_for(path) if os.path.isfile(path) else ""
     read = source_of(module)  # before the analysis parses the modules it imports
@@ -368,7 +372,7 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
         pending = scale_caused(pending, _run_rules(base, path, config, codes)[1], model)
     if pending:
         findings.extend(_place(module, path, pending, model.raises_blocks, project,
-                               _helper_specs(model), read))
+                               _helper_specs(model), read, rows))
     return findings
 
 
@@ -448,9 +452,9 @@ class _Places:
     another file that this file calls is analyzed here, under this file's contexts)."""
 
     def __init__(self, module: cst.Module, path: str, project: Optional[Project],
-                 read: Optional[str] = None):
+                 read: Optional[str] = None, rows: Optional[List[int]] = None):
         # the places of the few nodes asked about, unless the text read is not known
-        self.own = Positions(module, read) if read is not None else node_positions(module)
+        self.own = Positions(module, read, rows) if read is not None else node_positions(module)
         self.path = path
         self.project = project
 
@@ -480,10 +484,10 @@ def _helper_specs(model: "Interpreter") -> dict:
 
 def _place(module: cst.Module, path: str, pending: List[Pending], raises_blocks: list,
            project: Optional[Project] = None, helper_specs: Optional[dict] = None,
-           read: Optional[str] = None) -> List[Finding]:
+           read: Optional[str] = None, rows: Optional[List[int]] = None) -> List[Finding]:
     """Findings at their nodes' files and lines: a node in an imported module is
     reported there, once, not copied to this file."""
-    places = _Places(module, path, project, read)
+    places = _Places(module, path, project, read, rows)
     helper_specs = helper_specs or {}
     ranges: List[Tuple[str, int, int]] = []
     for w in raises_blocks:

@@ -68,11 +68,14 @@ _WHOLE = _Unit(None, 0, ())  # the owner of nodes no unit holds: the provider an
 
 class Positions:
     """``node_positions(module)``'s ranges, for the nodes asked about (``get``), generating
-    only the units that hold them. ``text`` is the text ``module`` was parsed from."""
+    only the units that hold them. ``text`` is the text ``module`` was parsed from;
+    ``rows``, when given, the row of each of its lines in the file (``relevance.kept``
+    leaves lines out): the ranges are given in the file's rows."""
 
-    def __init__(self, module: cst.Module, text: str):
+    def __init__(self, module: cst.Module, text: str, rows: Optional[Sequence[int]] = None):
         self._module = module
         self._text = text
+        self._rows = rows
         self._owner: Dict[int, _Unit] = {id(module): _WHOLE}
         self._walk: Optional[Iterator[None]] = None  # collects one unit's nodes per step
         self._full: Optional[Mapping[Any, Any]] = None
@@ -80,6 +83,12 @@ class Positions:
         self.fallbacks = 0  # how often the provider answered for the whole module (tests)
 
     def get(self, node: Any, default: Any = None) -> Any:
+        r = self._get(node, default)
+        if self._rows is None or r is None or r is default:
+            return r
+        return _on_rows(r, self._rows)
+
+    def _get(self, node: Any, default: Any) -> Any:
         if self._full is not None:
             return self._full.get(node, default)
         try:
@@ -197,3 +206,16 @@ def _moved(r: Any, lines: int) -> Any:
     from libcst.metadata import CodePosition, CodeRange
     return CodeRange(CodePosition(r.start.line + lines, r.start.column),
                      CodePosition(r.end.line + lines, r.end.column))
+
+
+def _on_rows(r: Any, rows: Sequence[int]) -> Any:
+    """``r`` with each line ``n`` of the text read moved to ``rows[n - 1]``, the file's
+    row (a line past the last, such as the module's end, keeps its distance from it)."""
+    from libcst.metadata import CodePosition, CodeRange
+
+    def row(n: int) -> int:
+        if 0 < n <= len(rows):
+            return rows[n - 1]
+        return (rows[-1] if rows else 0) + n - len(rows)
+    return CodeRange(CodePosition(row(r.start.line), r.start.column),
+                     CodePosition(row(r.end.line), r.end.column))

@@ -223,13 +223,18 @@ def test_syntax_the_running_ast_rejects_falls_back():
     assert p.get(ret) == full[ret] and p.fallbacks == 1
 
 
+def _every_position(module, text, rows=None):
+    """Every node's range (the provider's), on the file's rows (``relevance.kept``)."""
+    ranges = pos.node_positions(module)
+    return {n: pos._on_rows(r, rows) for n, r in ranges.items()} if rows else ranges
+
+
 def test_findings_are_placed_as_with_every_position_computed(monkeypatch):
     """``check``'s findings, fixes and notes sit where the whole module's positions put
     them, on the example programs that have findings."""
     lazy = {n: _key(check_source(c, "example.py", Config())) for n, c in PROGRAMS}
     with_findings = [(n, c) for n, c in PROGRAMS if lazy[n]]
     assert len(with_findings) > 100
-    monkeypatch.setattr("shardcheck.analyzer.engine.Positions",
-                        lambda module, text: pos.node_positions(module))
+    monkeypatch.setattr("shardcheck.analyzer.engine.Positions", _every_position)
     for name, code in with_findings:
         assert lazy[name] == _key(check_source(code, "example.py", Config())), name

@@ -216,6 +216,41 @@ def test_positions_and_line_endings_are_kept():
         assert whole[0].row == code.count("\n")
 
 
+def test_kept_leaves_the_blanked_lines_out_and_says_where_each_line_was():
+    """``kept`` is ``blanked`` with the blanked lines left out: each line it keeps is the
+    file's line at its row, in order, and each row it leaves out is blanked. The check
+    parses it, and its findings are placed on the file's rows (the test above)."""
+    code = HEAD + FILLER * 3 + 'mesh = jax.make_mesh((2, 4), ("data", "model"))\n' \
+        + FILLER + 'placed = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, P("dat")))\n'
+    for newline in ("\n", "\r\n", "\r"):
+        text = code.replace("\n", newline)
+        lines = io.StringIO(text, newline="").readlines()
+        blank = io.StringIO(relevance.blanked(text), newline="").readlines()
+        compact, rows = relevance.kept(text)
+        assert io.StringIO(compact, newline="").readlines() == [lines[r - 1] for r in rows]
+        assert rows == sorted(set(rows)) and len(rows) == len(lines) - 4 * 5  # 4 fillers
+        assert all(blank[r - 1] == lines[r - 1] for r in rows)
+        assert all(not blank[r - 1].strip() and lines[r - 1].strip()
+                   for r in set(range(1, len(lines) + 1)) - set(rows) if lines[r - 1].strip())
+        assert "total += x * 2" not in compact and 'P("dat")' in compact
+        blanked, whole = _both(text)
+        assert _key(blanked) == _key(whole) and [f.code for f in whole] == ["SC101"]
+        assert whole[0].row == len(lines) and rows[-1] == len(lines)
+
+
+def test_a_check_parses_only_the_kept_lines(monkeypatch):
+    """What libcst reads is the short text, not the blanked one (so the tests comparing
+    findings compare the rows of the short text, moved)."""
+    from shardcheck.analyzer import sources
+    read = []
+    real = sources.cst_parse
+    monkeypatch.setattr(sources, "cst_parse", lambda text: read.append(text) or real(text))
+    code = HEAD + FILLER * 5 + 'y = jax.device_put(jnp.zeros(8), NamedSharding(None, P("d")))\n'
+    check_source(code, "m.py", Config())
+    assert len(read) == 1 and read[0] == relevance.kept(code)[0]
+    assert "def unrelated" not in read[0] and read[0].count("\n") < code.count("\n") - 20
+
+
 def test_what_python_rejects_in_a_blanked_statement_is_still_reported():
     code = HEAD + "\ndef f():\n    nonlocal y\n\nmesh = jax.make_mesh((8,), ('x',))\n"
     assert relevance.blanked(code) is not None
