@@ -241,8 +241,7 @@ class CallsMixin(InterpreterBase):
             return UNKNOWN
         if isinstance(node, cst.FunctionDef):
             body = node.body.body
-            if len(body) > _MAX_HELPER_STATEMENTS or any(
-                    isinstance(s, (cst.For, cst.While, cst.Try)) for s in body):
+            if len(body) > _MAX_HELPER_STATEMENTS or any(type(s) in _LOOPS for s in body):
                 return UNKNOWN
         key = (node, tuple(id(a) for a in args), tuple(sorted(kwargs)))
         if not args and not kwargs and key in self.ret_cache and not record:
@@ -369,6 +368,7 @@ def _none_config(p: cst.Param, v: Value) -> bool:
 
 
 _BUILTINS = ("getattr", "tuple", "list", "dict")
+_LOOPS = frozenset({cst.For, cst.While, cst.Try})  # exact types: isinstance goes through ABCMeta
 
 
 def _sequence(kind: str, call: CallArgs) -> Value:

@@ -12,7 +12,7 @@ from ..jaxapi.specs import spec_items
 from ..project import relative_base
 from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName, SpecVal,
                       TupleVal, Value)
-from ..syntax import dotted
+from ..syntax import dotted, walk
 from ..values import InstanceVal
 from .base import InterpreterBase
 from .expressions import truth
@@ -51,7 +51,7 @@ class StatementsMixin(InterpreterBase):
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 ctx = self.exec_small(small, env, ctx)
-            self.ended = any(isinstance(small, (cst.Return, cst.Raise)) for small in stmt.body)
+            self.ended = any(type(small) in _ENDS for small in stmt.body)
             return ctx
         if isinstance(stmt, cst.FunctionDef):
             self.exec_def(stmt, env, ctx)
@@ -325,6 +325,9 @@ class StatementsMixin(InterpreterBase):
                 env.vars[target.value.value] = with_attribute(base, target.attr.value, v)
 
 
+_ENDS = frozenset({cst.Return, cst.Raise})  # exact types: isinstance goes through ABCMeta
+
+
 def _jumps(body: cst.CSTNode) -> bool:
     """Whether a loop body may leave an iteration early: a break, continue, return or
     yield in it, outside functions and classes defined in it (a hand-written walk: a
@@ -359,6 +362,8 @@ def _has_yield(e: cst.BaseExpression) -> bool:
         return True
     if isinstance(e, (cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Attribute)):
         return False
+    if not any(isinstance(n, cst.Yield) for n in walk(e, layout=False)):
+        return False  # the common answer, from a hand walk; a yield found may be a lambda's
     finder = _Yields()
     e.visit(finder)
     return finder.found
