@@ -5,9 +5,11 @@ vocabulary.
 A large module often uses the vocabulary in a few functions only (a kernel library
 with one ``shard_map``, a test file with one mesh). The rest can hold no finding, and
 libcst's parse of it is most of a check's time. So ``check`` blanks it: the lines of
-each statement that is neither *relevant* nor an import are emptied, and libcst parses
-the rest. What is kept keeps its lines and columns, so findings, fixes and suppression
-comments (read from the original text) stay where they were.
+each statement that is neither *relevant* nor an import are left out (``kept``; a blank
+line is no token, so the program is the one with those lines emptied, ``blanked``), and
+libcst parses the rest. What is kept keeps its columns, and ``kept`` gives each line's
+row in the file, so findings, fixes and suppression comments (read from the original
+text) are placed where they were.
 
 The statements judged are the module's, and a class's members (a method, a class
 attribute) one by one. One is relevant when

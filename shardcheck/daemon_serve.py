@@ -63,10 +63,23 @@ def _code_stamp() -> str:
 
 
 def _warm() -> None:
-    """Import what a check needs, so that no request pays for it."""
+    """Import what a check needs, so that no request pays for it (the first one paid
+    about 30 ms for the command line's parser, the configuration's readers and the
+    worker pool's modules)."""
+    import argparse  # noqa: F401
+    import concurrent.futures  # noqa: F401
+    import concurrent.futures.process  # noqa: F401
+    import importlib
+    import multiprocessing.queues  # noqa: F401
+    for name in ("multiprocessing.popen_fork", "tomllib", "tomli"):  # where there are
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
     from shardcheck import cli, terminal  # noqa: F401
-    from shardcheck.analyzer import (cache, config, discovery, engine, fixes, output,  # noqa: F401
-                                     runner, supervisor)
+    from shardcheck.analyzer import (cache, config, discovery, engine, fixes,  # noqa: F401
+                                     logical_config, output, pyconfig, runner, supervisor)
     from shardcheck.analyzer.interp import model  # noqa: F401
     from shardcheck.analyzer.rules import all_rules
     all_rules()
