@@ -29,7 +29,7 @@ ROOT = os.path.dirname(HERE)
 
 def _key(findings):
     return [(f.filename, f.row, f.column, f.end_row, f.end_column, f.code, f.message, f.fix,
-             f.related) for f in findings]
+             f.related, f.in_expected_failure) for f in findings]
 
 
 def _both(code, path="m.py", config=None, project=None):
