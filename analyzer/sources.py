@@ -212,14 +212,17 @@ def newer_syntax(module: cst.Module) -> Optional[str]:
              if version < v and hasattr(cst, name)}
     param = cst.TypeParam if version < (3, 13) else None
     formatted = cst.FormattedString if version < (3, 12) else None
-    for node in walk(module, layout=False):
-        t = type(node)  # libcst's node classes have no subclasses; isinstance is slower
-        if t in kinds:
-            return t.__name__
-        if t is param and getattr(node, "default", None) is not None:
-            return "type parameter default (PEP 696)"
-        if t is formatted and _pep701(cst, node):  # type: ignore[arg-type]  # a FormattedString
-            return "f-string (PEP 701)"
+    try:
+        for node in walk(module, layout=False):
+            t = type(node)  # libcst's node classes have no subclasses; isinstance is slower
+            if t in kinds:
+                return t.__name__
+            if t is param and getattr(node, "default", None) is not None:
+                return "type parameter default (PEP 696)"
+            if t is formatted and _pep701(cst, node):  # type: ignore[arg-type]  # a FormattedString
+                return "f-string (PEP 701)"
+    except RecursionError:  # generating a deeply nested f-string's code: as the visitor did
+        return None
     return None
 
 
