@@ -248,8 +248,7 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
         finding = _meta(INTERNAL_ERROR, "shardcheck's parser (libcst) cannot read this file, "
                         f"though Python can: {e}", path, e.row, e.column)
     else:
-        rows = kept[1] if kept is not None and source_of(module) is kept[0] else None
-        return _analysed(module, text, path, config, project, module_name, codes, rows), text
+        return _analysed(module, text, path, config, project, module_name, codes, kept), text
     if text is None:
         text = source.decode("utf-8", errors="replace")  # type: ignore[union-attr]  # bytes here: str returned above
     return [finding], text
@@ -347,14 +346,15 @@ def too_deep(path: str, exc: BaseException) -> Finding:
 
 def _analysed(module: cst.Module, text: str, path: str, config: Config,
               project: Optional[Project], module_name: Optional[str], codes: set,
-              rows: Optional[List[int]] = None) -> List[Finding]:
+              kept: Optional[Tuple[str, List[int]]] = None) -> List[Finding]:
     """The findings of the analysis and the rules; a crash inside them is an
     ``internal-error`` finding naming where (``RecursionError``/``MemoryError``
-    propagate: those are the file's size, not a bug). ``rows``: the row in ``text`` of
-    each line of the text ``module`` was parsed from, when that left lines out."""
+    propagate: those are the file's size, not a bug). ``kept``: ``relevance.kept``'s
+    text and rows, offered to ``parse_source`` (the rows place findings if it was read)."""
     if module_name is None:
         module_name = module_name_for(path) if os.path.isfile(path) else ""
     read = source_of(module)  # before the analysis parses the modules it imports
+    rows = kept[1] if kept is not None and read is kept[0] else None
     try:
         model = analyze(module, module_name, config, project, explain=False)
         # at another mesh (--mesh), the program's own meshes tell what the scaling causes
