@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import gc
 import io
-import json
 import os
 import socket
 import sys
@@ -19,7 +18,7 @@ import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._version import __version__
-from .daemon import sibling
+from .daemon import decode, encode, sibling
 from .daemon import status as _status_of
 
 _LOCK_WAIT = 10.0  # seconds a new daemon waits for an exiting one to let go of the socket
@@ -181,10 +180,12 @@ def _handle(conn: socket.socket, stamp: str, started: float, served: int) -> Tup
     with conn:
         conn.settimeout(60.0)
         try:
-            message = json.loads(_read_all(conn))
-        except (OSError, ValueError):
+            message = decode(_read_all(conn))
+        except OSError:
             return False, served
-        kind = message.get("kind") if isinstance(message, dict) else None
+        if message is None:  # not a request of ours: no answer
+            return False, served
+        kind = message.get("kind")
         done = False
         if kind == "status":
             answer: Dict[str, Any] = {"pid": os.getpid(), "version": __version__,
@@ -203,7 +204,7 @@ def _handle(conn: socket.socket, stamp: str, started: float, served: int) -> Tup
             answer = {"error": f"unknown request {kind!r}"}
         try:
             conn.settimeout(None)
-            conn.sendall(json.dumps(answer).encode())
+            conn.sendall(encode(answer))
         except OSError:
             pass  # the client went away (^C): nothing to tell it
     if kind == "check":

@@ -75,12 +75,18 @@ def test_a_served_run_reports_what_an_in_process_run_does(daemon, tmp_path):
 
 def test_a_served_client_imports_no_analysis(daemon, tmp_path):
     (tmp_path / "bad.py").write_text(SRC)
+    before = subprocess.run([sys.executable, "-c", "import sys; print(*sys.modules)"],
+                            capture_output=True, text=True, env=daemon).stdout.split()
     probe = ("import sys\nfrom shardcheck.cli import main\nrc = main(['check', '--daemon', "
              "'--no-cache', 'bad.py'])\nprint('libcst' in sys.modules, "
-             "'shardcheck.analyzer' in sys.modules, rc, file=sys.stderr)\n")
+             "'shardcheck.analyzer' in sys.modules, rc, file=sys.stderr)\n"
+             "print(*sys.modules, file=sys.stderr)\n")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                        env=daemon, cwd=tmp_path)
-    assert r.stderr.split()[-3:] == ["False", "False", "1"], r.stderr
+    assert r.stderr.splitlines()[-2].split() == ["False", "False", "1"], r.stderr
+    # nor the standard library's costlier modules (json, socket, hashlib: about 20 ms)
+    new = set(r.stderr.splitlines()[-1].split()) - set(before)
+    assert not new & {"json", "socket", "hashlib", "re", "enum"}, sorted(new)
     assert "bad.py:4:" in r.stdout
 
 
@@ -177,27 +183,41 @@ def test_an_unsafe_directory_or_a_dead_socket_falls_back(tmp_path):
         shutil.rmtree(shared, ignore_errors=True)
 
 
+def test_the_wire_carries_plain_data_only():
+    from shardcheck import daemon as wire
+    message = {"kind": "check", "argv": ["a.py", "-"], "env": {"A": "é"}, "tty": False,
+               "stdin": "AAE=", "rc": 1}
+    assert wire.decode(wire.encode(message)) == message
+    code = compile("x = 1", "<m>", "exec")
+    import marshal
+    for bad in (b"", b"not marshal", marshal.dumps([1, 2]), marshal.dumps({"a": code}),
+                marshal.dumps({1: "a"}), marshal.dumps({"a": {"b": [code]}})):
+        assert wire.decode(bad) is None
+
+
 def test_a_daemon_whose_code_changed_asks_for_a_restart():
+    from shardcheck import daemon as wire
     from shardcheck import daemon_serve
     ours, theirs = socket.socketpair()
     with theirs:
-        theirs.sendall(json.dumps({"kind": "check", "argv": ["x.py"], "cwd": "/"}).encode())
+        theirs.sendall(wire.encode({"kind": "check", "argv": ["x.py"], "cwd": "/"}))
         theirs.shutdown(socket.SHUT_WR)
         done, served = daemon_serve._handle(ours, "a stamp of other files", 0.0, 4)
-        answer = json.loads(theirs.recv(1 << 16))
+        answer = wire.decode(theirs.recv(1 << 16))
     assert done and served == 4 and "changed" in answer["restart"]
     assert daemon_serve._code_stamp() == daemon_serve._code_stamp()
 
 
 def test_a_request_the_daemon_cannot_run_leaves_it_as_it_was(tmp_path):
+    from shardcheck import daemon as wire
     from shardcheck import daemon_serve
     cwd, env = os.getcwd(), dict(os.environ)
     ours, theirs = socket.socketpair()
     with theirs:
-        theirs.sendall(json.dumps({"kind": "check", "argv": ["x.py"], "env": {"A": "1"},
-                                   "cwd": str(tmp_path / "gone")}).encode())
+        theirs.sendall(wire.encode({"kind": "check", "argv": ["x.py"], "env": {"A": "1"},
+                                      "cwd": str(tmp_path / "gone")}))
         theirs.shutdown(socket.SHUT_WR)
         done, served = daemon_serve._handle(ours, daemon_serve._code_stamp(), 0.0, 0)
-        answer = json.loads(theirs.recv(1 << 16))
+        answer = wire.decode(theirs.recv(1 << 16))
     assert not done and served == 0 and "FileNotFoundError" in answer["error"]
     assert (os.getcwd(), dict(os.environ)) == (cwd, env)
