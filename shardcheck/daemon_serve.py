@@ -82,6 +82,7 @@ def _warm() -> None:
     from shardcheck.analyzer.interp import model  # noqa: F401
     from shardcheck.analyzer.rules import all_rules
     all_rules()
+    cli._parser()
     try:
         import rich.console  # noqa: F401  # colour, when the client's terminal shows it
         import rich.text  # noqa: F401
