@@ -151,7 +151,8 @@ def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from .supervisor import WorkersFailed, check_one, init_worker, run_supervised
+    from .supervisor import (WorkersFailed, check_one, init_pool_worker, init_worker,
+                             run_supervised, tuned_collector)
     jobs = jobs or os.cpu_count() or 1
     # fork is cheapest, but unsafe once threads run; JAX's are native threads that
     # `threading` cannot see, so a process that loaded JAX (a test, a notebook) spawns
@@ -169,14 +170,15 @@ def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[
         done = {o[0] for o in outs}
         todo = [t for t in todo if t[0] not in done]
     if len(todo) >= 16 and jobs > 1 and not budgeted:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=init_worker,
+        with ProcessPoolExecutor(max_workers=jobs, initializer=init_pool_worker,
                                  initargs=(config, files),
                                  mp_context=multiprocessing.get_context(method)) as pool:
             outs.extend(pool.map(check_one, *zip(*todo),
                                  chunksize=max(1, len(todo) // (jobs * 8))))
     elif todo:
         init_worker(config, files)
-        outs.extend(check_one(p, data) for p, data in todo)
+        with tuned_collector():
+            outs.extend(check_one(p, data) for p, data in todo)
     return [(path, findings, digest, deps) for path, digest, findings, deps in outs]
 
 

@@ -508,6 +508,26 @@ def test_a_file_past_the_memory_budget_is_skipped_and_the_run_goes_on(tmp_path):
     assert "bad.py:5:" in out and "SC101" in out
 
 
+def test_files_are_checked_under_the_tuned_collector_and_the_caller_keeps_its_own(
+        tmp_path, monkeypatch):
+    import gc
+
+    from shardcheck.analyzer import runner, supervisor
+    from shardcheck.analyzer.config import Config
+    (tmp_path / "bad.py").write_text(BAD)
+    seen = []
+    real = supervisor.check_one
+    monkeypatch.setattr(supervisor, "check_one",
+                        lambda *a: seen.append(gc.get_threshold()) or real(*a))
+    before = gc.get_threshold()
+    config = Config(root=str(tmp_path))
+    config.timeout_per_file = config.memory_per_file = 0  # in this process
+    res = runner.run([str(tmp_path / "bad.py")], config, jobs=1)
+    assert [f.code for f in res.findings] == ["SC101"]
+    assert seen == [supervisor.GC_THRESHOLD] != [before]
+    assert gc.get_threshold() == before
+
+
 def test_the_budgets_are_configurable(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.shardcheck]\ntimeout-per-file = 0.5\n')
     (tmp_path / "slow.py").write_text(SLOW)
