@@ -98,15 +98,15 @@ def _cmd_rules(args: argparse.Namespace) -> int:
 
 
 def _tune_gc() -> None:
-    """The analysis makes many objects that live as long as a file's check (libcst's
-    trees, the interpreter's values): collect the youngest generation less often. It
-    makes a run about 10% faster here (benchmarks/analyzer_speed.py's jax files)."""
+    """``types`` and ``specs`` analyse in this process: under the collector thresholds
+    ``check`` runs its files under (``supervisor.GC_THRESHOLD``), for this process's life."""
     import gc
-    gc.set_threshold(200_000, 30, 30)
+
+    from shardcheck.analyzer.supervisor import GC_THRESHOLD
+    gc.set_threshold(*GC_THRESHOLD)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    _tune_gc()
     from shardcheck.analyzer import cache as cachemod
     from shardcheck.analyzer import config as cfgmod
     from shardcheck.analyzer import runner

@@ -519,13 +519,17 @@ def test_files_are_checked_under_the_tuned_collector_and_the_caller_keeps_its_ow
     real = supervisor.check_one
     monkeypatch.setattr(supervisor, "check_one",
                         lambda *a: seen.append(gc.get_threshold()) or real(*a))
-    before = gc.get_threshold()
-    config = Config(root=str(tmp_path))
-    config.timeout_per_file = config.memory_per_file = 0  # in this process
-    res = runner.run([str(tmp_path / "bad.py")], config, jobs=1)
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)  # Python's defaults
+    try:
+        config = Config(root=str(tmp_path))
+        config.timeout_per_file = config.memory_per_file = 0  # in this process
+        res = runner.run([str(tmp_path / "bad.py")], config, jobs=1)
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*saved)
     assert [f.code for f in res.findings] == ["SC101"]
-    assert seen == [supervisor.GC_THRESHOLD] != [before]
-    assert gc.get_threshold() == before
+    assert seen == [supervisor.GC_THRESHOLD] == [(200_000, 30, 30)]
 
 
 def test_the_budgets_are_configurable(tmp_path):
