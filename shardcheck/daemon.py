@@ -47,6 +47,7 @@ IDLE_TIMEOUT = 1800.0  # seconds without a request before the daemon exits
 _CONNECT_TIMEOUT = 2.0
 _MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 104-108 bytes
 _ENV_ON = "SHARDCHECK_DAEMON"
+_WIRE = "marshal"  # how requests travel (``encode``); part of the socket's name
 
 
 def wanted(argv: List[str]) -> bool:
@@ -98,7 +99,9 @@ def socket_path() -> Optional[str]:
     except ImportError:  # an interpreter built without it
         from hashlib import sha1
     here = os.path.dirname(os.path.realpath(__file__))  # an editable install links its files
-    key = "\0".join((sys.executable, here, __version__))
+    # _WIRE: a daemon that reads requests another way never hears from this client (it
+    # could not decode the request, nor tell that its code changed), so its socket differs
+    key = "\0".join((sys.executable, here, __version__, _WIRE))
     path = os.path.join(base, sha1(key.encode()).hexdigest()[:16] + ".sock")
     return path if len(path.encode()) <= _MAX_SOCKET_PATH else None
 
