@@ -8,12 +8,14 @@ installed ``shardcheck`` standing in for the environment pre-commit would build
 environment (a real, non-editable install, with JAX) and runs the hook from there.
 """
 
+import contextlib
 import json
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -40,6 +42,48 @@ def _user_repo(tmp_path):
     (repo / "good.py").write_text("import jax\nx = jax.numpy.zeros((8,))\n")
     (repo / "bad.py").write_text(BAD)
     return repo, env, git
+
+
+@contextlib.contextmanager
+def _daemon_dir(env):
+    """The hooks run ``check --daemon``: their daemons go to a private directory of the
+    test's (a short path: Unix socket paths are short), stopped when the test ends."""
+    directory = tempfile.mkdtemp(prefix="scd-")
+    env["SHARDCHECK_DAEMON_DIR"] = directory
+    env.pop("SHARDCHECK_DAEMON", None)
+    try:
+        yield directory
+    finally:
+        if os.listdir(directory):  # a start writes the daemon's log before it runs
+            _stop_daemons(env)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _stop_daemons(env, script=None):
+    """Stop the daemon a hook run started in the background (``start`` waits until it
+    answers, then ``stop`` ends it), for each installation that ran the hook."""
+    scripts = [script] if script else _hook_scripts(env)
+    for s in scripts:
+        subprocess.run([s, "daemon", "start", "--idle-timeout", "60"], env=env,
+                       capture_output=True, timeout=120)
+        subprocess.run([s, "daemon", "stop"], env=env, capture_output=True, timeout=60)
+
+
+def _hook_scripts(env):
+    """The ``shardcheck`` scripts of pre-commit's environments (``try-repo``), and the
+    installed one beside this Python."""
+    home = pathlib.Path(env.get("PRE_COMMIT_HOME", "/nonexistent"))
+    found = [str(p) for p in home.glob("repo*/py_env-*/bin/shardcheck")]
+    here = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
+    return found + ([here] if here else [])
+
+
+def _served(script, env) -> int:
+    """How many runs the daemon of ``script``'s installation has served (it must be up)."""
+    r = subprocess.run([script, "daemon", "status"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return int(r.stdout.split(" run(s) served")[0].rsplit(", ", 1)[1])
 
 
 def _assert_fails_on_bad_and_passes_on_good(hook):
@@ -71,7 +115,37 @@ def test_pre_commit_runs_the_hook_as_declared(tmp_path):
                                "--files", *files], cwd=repo, capture_output=True, text=True,
                               env=env, timeout=300)
 
-    _assert_fails_on_bad_and_passes_on_good(hook)
+    with _daemon_dir(env):
+        # the first run finds no daemon: it checks in-process and starts one
+        _assert_fails_on_bad_and_passes_on_good(hook)
+        subprocess.run([script, "daemon", "start"], env=env, capture_output=True, timeout=120)
+        before = _served(script, env)
+        _assert_fails_on_bad_and_passes_on_good(hook)  # the same answers, served
+        assert _served(script, env) == before + 2
+
+
+def test_a_hook_with_no_daemon_runs_in_its_own_process(tmp_path):
+    from pre_commit.clientlib import load_manifest
+    hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
+    script = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
+    if script is None:
+        pytest.skip("needs the shardcheck script installed beside this Python")
+    repo, env, git = _user_repo(tmp_path)
+    env["PATH"] = os.path.dirname(script) + os.pathsep + env.get("PATH", "")
+    local = dict(hooks["shardcheck"], language="system", args=["--no-daemon"])
+    (repo / ".pre-commit-config.yaml").write_text(json.dumps({"repos": [{"repo": "local",
+                                                                         "hooks": [local]}]}))
+    git("add", ".")
+
+    def hook(*files):
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck",
+                               "--files", *files], cwd=repo, capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    with _daemon_dir(env) as directory:
+        _assert_fails_on_bad_and_passes_on_good(hook)
+        # a daemon's start writes its log beside its socket before it runs: none was started
+        assert os.listdir(directory) == []
 
 
 @pytest.mark.slow
@@ -85,7 +159,8 @@ def test_pre_commit_hook(tmp_path):
                                "shardcheck", "--files", *files], cwd=repo, capture_output=True,
                               text=True, env=env, timeout=900)
 
-    _assert_fails_on_bad_and_passes_on_good(hook)
+    with _daemon_dir(env):
+        _assert_fails_on_bad_and_passes_on_good(hook)
 
 
 def test_the_fix_hook_rewrites_legacy_spellings_and_pre_commit_reports_the_change(tmp_path):
@@ -103,9 +178,10 @@ def test_the_fix_hook_rewrites_legacy_spellings_and_pre_commit_reports_the_chang
     (repo / ".pre-commit-config.yaml").write_text(json.dumps({"repos": [{"repo": "local",
                                                                          "hooks": [local]}]}))
     git("add", ".")
-    r = subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck-fix", "--files",
-                        "legacy.py"], cwd=repo, capture_output=True, text=True, env=env,
-                       timeout=300)
+    with _daemon_dir(env):
+        r = subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck-fix",
+                            "--files", "legacy.py"], cwd=repo, capture_output=True, text=True,
+                           env=env, timeout=300)
     assert r.returncode == 1 and "files were modified by this hook" in r.stdout, r.stdout
     assert (repo / "legacy.py").read_text() == legacy.replace("with mesh:",
                                                               "with jax.set_mesh(mesh):")

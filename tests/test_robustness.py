@@ -354,7 +354,8 @@ def test_force_exclude_applies_exclude_to_named_files(tmp_path):
 def test_the_pre_commit_hook_uses_force_exclude():
     hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
     entry = next(line for line in hooks.splitlines() if line.strip().startswith("entry:"))
-    assert entry.split(":", 1)[1].split() == ["shardcheck", "check", "--force-exclude"]
+    assert entry.split(":", 1)[1].split() == ["shardcheck", "check", "--force-exclude",
+                                              "--daemon"]
     # pre-commit names the repo's own examples/broken/ files: the hook passes them
     broken = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples/broken").glob("*.py"))
     code, out, _ = run(["check", "--force-exclude", "--no-cache", *broken[:3]], ROOT)
