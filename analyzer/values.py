@@ -216,6 +216,14 @@ class ArrayVal(PartialType, Value):
 
 
 @dataclass(frozen=True, eq=False)
+class TypeOfVal(Value):
+    """``jax.typeof(x)`` of an array: its abstract value, whose ``.shape``, ``.dtype`` and
+    ``.sharding`` are the array's (not an array itself: no op takes it)."""
+
+    array: ArrayVal
+
+
+@dataclass(frozen=True, eq=False)
 class FuncVal(Value):
     """A function defined in the source (def or lambda)."""
 

@@ -153,6 +153,72 @@ def test_placements_agree_with_jax(program, jax8):
         assert s.spec == _as_written(res["result"][names[s.row] + s.path]), s
 
 
+_REPORT_TYPED = textwrap.dedent('''
+    import jax
+    RESULT = {}
+    for _name in NAMES:
+        _v = globals()[_name]
+        _spec = tuple(_v.sharding.spec)
+        _spec += (None,) * (_v.ndim - len(_spec))  # P('data',) is P('data', None) on rank 2
+        RESULT[_name] = [repr(jax.sharding.PartitionSpec(*_spec)), str(jax.typeof(_v))]
+''')
+
+
+def test_the_layout_of_another_array_is_the_one_jax_gives(jax8):
+    """``x.sharding`` and ``jax.typeof(x).sharding(.spec)``: the spec one entry per dim
+    (as typeof writes it; a concrete array's own ``.sharding.spec`` may leave trailing
+    Nones out, the same sharding), and the placed arrays' types, as JAX gives them."""
+    from jax_snippets import run_snippets
+
+    from shardcheck.analyzer.engine import infer_types
+    path = PROGRAMS / "same_layout.py"
+    names = _assigned_names(path)
+    rows = {n: r for r, n in names.items()}
+    rows.update(followed=23, twice=32, as_typed=15, as_typed_t=16, as_typed_auto=38)
+    placed = {"like_x", "like_t", "as_typed", "as_typed_t", "followed", "twice",
+              "as_typed_auto"}
+    code = path.read_text() + f"\nNAMES = {sorted(placed)!r}\n" + _REPORT_TYPED
+    (res,) = run_snippets([code])
+    assert res["status"] == "ok", res
+    sites = {(s.row, s.kind): s for s in _sites(path)}
+    helper = {"followed": (20, "reshard"), "twice": (29, "reshard")}
+    for name in sorted(placed):
+        row = rows[name]
+        site = sites.get(helper.get(name, ())) or next(
+            s for (r, _), s in sites.items() if r == row and s.kind != "NamedSharding")
+        spec, typ = res["result"][name]
+        assert site.spec == _as_written(spec), (name, site)
+    types = {t.name: t.type for t in infer_types(path.read_text(), str(path))}
+    for name in ("like_x", "like_t", "twice", "followed", "as_typed", "as_typed_t"):
+        assert types[name] == res["result"][name][1], name
+
+
+def test_a_layout_read_where_jax_gives_none_stays_unknown(tmp_path):
+    """A traced array has no ``.sharding`` (JAX raises AttributeError, pointing to
+    jax.typeof), and inside shard_map typeof's mesh has Manual axes: both stay unknown."""
+    prog = tmp_path / "p.py"
+    prog.write_text(textwrap.dedent('''
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data")))
+
+        @jax.jit
+        def traced(a):
+            return jax.device_put(a * 2, a.sharding)
+
+        y = traced(x)
+
+        def body(a):
+            return jax.reshard(a, jax.typeof(a).sharding.spec)
+
+        z = jax.shard_map(body, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
+    '''))
+    sites = {s.row: s for s in _sites(prog) if s.kind in ("device_put", "reshard")}
+    assert sites[10].spec is None and sites[15].spec is None, sites
+
+
 def test_flax_logical_sites_carry_their_logical_names():
     sites = _sites(PROGRAMS / "flax_logical.py")
     assert [(s.row, s.function, s.kind, s.logical, s.spec) for s in sites] == [

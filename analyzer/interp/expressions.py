@@ -252,7 +252,7 @@ class ExpressionsMixin(InterpreterBase):
             if attr == "value" and member and isinstance(base, Const):
                 return base  # `ResourceAxis.DATA.value`: the member's value, as declared
         handler = attribute_handler(base)
-        return handler(self, base, attr, e) if handler is not None else UNKNOWN
+        return handler(self, base, attr, e, ctx) if handler is not None else UNKNOWN
 
     def subscript(self, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
         base = self.ev(e.value, env, ctx)

@@ -11,14 +11,17 @@ from typing import TYPE_CHECKING, Any, List, Optional
 
 import libcst as cst
 
+from sharding_types import AxisType
+
 from .. import compat, ops
 from .. import transfer as tr
 from ..events import ApiUse, MeshCtx
 from ..interp.state import Env
 from ..transfer.arrays import no_sizes
 from ..transfer.call import no_out_sharding
-from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, JitVal, PartialVal, QualName, TupleVal,
-                      Value, const_int, int_tuple, union_varying)
+from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, JitVal, PartialVal, QualName,
+                      ShardingVal, SpecVal, TupleVal, TypeOfVal, Value, const_int, int_tuple,
+                      union_varying)
 from .constructors import resolve_reshape, unmodelled
 from .mesh import check_meshes
 from .placement import check_out_sharding
@@ -174,8 +177,16 @@ def _index_at(x: ArrayVal, items: List[Any], node: cst.CSTNode, traced: bool,
 
 # -- attributes and methods -------------------------------------------------------------------
 @attribute_of(ArrayVal)
-def array_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode) -> Value:
+def array_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode,
+                    ctx: MeshCtx) -> Value:
     assert isinstance(base, ArrayVal)
+    if attr == "sharding":
+        # a concrete array's NamedSharding (a traced one has none: JAX raises
+        # AttributeError and points to jax.typeof); its spec as placed, which the dims
+        # state only on Explicit axes (on Auto ones typeof shows none)
+        explicit = base.mesh is not None and base.mesh.types is not None and \
+            all(t == AxisType.Explicit for t in base.mesh.types)
+        return typed_sharding(base, ctx, node) if ctx.eager and explicit else UNKNOWN
     if attr == "shape" and base.shape is not None:
         return TupleVal(tuple(Const(s) if s is not None else UNKNOWN for s in base.shape))
     if attr == "ndim" and base.shape is not None:
@@ -189,6 +200,38 @@ def array_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode
     if attr == "dtype" and base.dtype is not None:
         return QualName(f"jax.numpy.{base.dtype}")
     return UNKNOWN
+
+
+@models("jax.typeof")
+def typeof(it: "Interpreter", c: ApiCall) -> Value:
+    """``jax.typeof(x)``: x's abstract value (``.sharding``, ``.shape``, ``.dtype``)."""
+    x = c.args.pos[0] if len(c.args.pos) == 1 and not c.args.kw else None
+    return TypeOfVal(x) if isinstance(x, ArrayVal) and not x.numpy else UNKNOWN
+
+
+@attribute_of(TypeOfVal)
+def typeof_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode,
+                     ctx: MeshCtx) -> Value:
+    assert isinstance(base, TypeOfVal)
+    if attr == "sharding":
+        return typed_sharding(base.array, ctx, node)
+    if attr in ("shape", "ndim", "dtype", "size"):
+        return array_attribute(it, base.array, attr, node, ctx)
+    return UNKNOWN
+
+
+def typed_sharding(x: ArrayVal, ctx: MeshCtx, node: cst.CSTNode) -> Value:
+    """The NamedSharding ``jax.typeof(x).sharding`` is: x's mesh, and a spec of one entry
+    per dim, the mesh axes typeof shows after '@' (``float32[8@data,16]``:
+    ``P('data', None)``). Unknown inside shard_map (JAX gives the mesh its Manual axes
+    there) and for an array with unknown dims, varying or unreduced axes. The mesh is
+    x's own: JAX's is the AbstractMesh of it (same names, sizes and types)."""
+    if x.mesh is None or x.dims is None or x.shape is None or len(x.dims) != len(x.shape) \
+            or ctx.manual_axes or ctx.shard_map is not None \
+            or x.varying != frozenset() or x.unreduced != frozenset():
+        return UNKNOWN
+    spec = SpecVal(tuple(tuple(d) if d else None for d in x.dims), node=node)
+    return ShardingVal(x.mesh, spec, node)
 
 
 @method_of(ArrayVal)

@@ -129,7 +129,8 @@ def _axis_types(v: Value, n: Optional[int]) -> Optional[Tuple[AxisType, ...]]:
 
 
 @attribute_of(MeshVal)
-def mesh_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode) -> Value:
+def mesh_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode,
+                   ctx: MeshCtx) -> Value:
     assert isinstance(base, MeshVal)
     if attr == "axis_names" and base.names is not None:
         return TupleVal(tuple(Const(n) for n in base.names))

@@ -36,7 +36,7 @@ class ApiCall:
 Handler = Callable[[Any, ApiCall], Value]
 CalleeHandler = Callable[[Any, Value, ApiCall], Value]
 MethodHandler = Callable[[Any, Value, ApiCall], Optional[Value]]
-AttributeHandler = Callable[[Any, Value, str, cst.CSTNode], Value]
+AttributeHandler = Callable[[Any, Value, str, cst.CSTNode, MeshCtx], Value]
 
 _BY_NAME: Dict[str, Handler] = {}
 _BY_PREFIX: List[Tuple[str, Handler]] = []

@@ -97,7 +97,8 @@ def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
 
 
 @attribute_of(RuleTreeVal)
-def _rule_subtree(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode) -> Value:
+def _rule_subtree(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode,
+                  ctx: MeshCtx) -> Value:
     """``tree.params``: a subtree, whose leaves the same rules match (``re.search`` finds
     a pattern anywhere in a path, so a path without the ``params/`` prefix still matches)."""
     return base

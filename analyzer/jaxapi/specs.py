@@ -10,7 +10,7 @@ from . import names as api
 from ..events import MeshCtx, SpecUse
 from ..values import (UNKNOWN, Const, DictVal, MeshVal, QualName, ShardingVal, SpecChoice,
                       SpecVal, TupleVal, Value, const_str, str_tuple)
-from .registry import ApiCall, models, models_prefix
+from .registry import ApiCall, attribute_of, models, models_prefix
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -61,6 +61,18 @@ def named_sharding(it: "Interpreter", c: ApiCall) -> Value:
             it.record("spec_uses", SpecUse(s, s.node or c.node, "NamedSharding",
                                            mesh if isinstance(mesh, MeshVal) else None, at=c.node))
     return ShardingVal(mesh, spec, c.node)
+
+
+@attribute_of(ShardingVal)
+def sharding_attribute(it: "Interpreter", base: Value, attr: str, node: "cst.CSTNode",
+                       ctx: MeshCtx) -> Value:
+    """``sharding.spec`` and ``sharding.mesh`` of a NamedSharding: what it was made with."""
+    assert isinstance(base, ShardingVal)
+    if attr == "spec" and isinstance(base.spec, (SpecVal, SpecChoice)):
+        return base.spec
+    if attr == "mesh" and isinstance(base.mesh, MeshVal):
+        return base.mesh
+    return UNKNOWN
 
 
 @models("jax.sharding.AxisType")
