@@ -94,27 +94,34 @@ def _assert_fails_on_bad_and_passes_on_good(hook):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_pre_commit_runs_the_hook_as_declared(tmp_path):
+def _local_hook(tmp_path, hook_id, **overrides):
+    """The manifest's hook ``hook_id`` as a user's repository configures it, with the
+    installed package as its environment (``language: system``): (repo, env, script,
+    run), where ``run(*files)`` is ``pre-commit run HOOK --files ...``."""
     from pre_commit.clientlib import load_manifest  # pre-commit's own manifest validation
     hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
     assert sorted(hooks) == ["shardcheck", "shardcheck-fix"]
-    hook_def = hooks["shardcheck"]
-    assert hook_def["language"] == "python"
+    assert hooks[hook_id]["language"] == "python"
     script = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
     if script is None:
         pytest.skip("needs the shardcheck script installed beside this Python")
     repo, env, git = _user_repo(tmp_path)
     env["PATH"] = os.path.dirname(script) + os.pathsep + env.get("PATH", "")
-    local = dict(hook_def, language="system")  # the installed package is the environment
+    local = dict(hooks[hook_id], language="system", **overrides)
     config = {"repos": [{"repo": "local", "hooks": [local]}]}
     (repo / ".pre-commit-config.yaml").write_text(json.dumps(config))  # JSON is YAML
-    git("add", ".")
 
-    def hook(*files):
-        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck",
+    def run(*files):
+        git("add", ".")
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", hook_id,
                                "--files", *files], cwd=repo, capture_output=True, text=True,
                               env=env, timeout=300)
 
+    return repo, env, script, run
+
+
+def test_pre_commit_runs_the_hook_as_declared(tmp_path):
+    _, env, script, hook = _local_hook(tmp_path, "shardcheck")
     with _daemon_dir(env):
         # the first run finds no daemon: it checks in-process and starts one
         _assert_fails_on_bad_and_passes_on_good(hook)
@@ -125,23 +132,7 @@ def test_pre_commit_runs_the_hook_as_declared(tmp_path):
 
 
 def test_a_hook_with_no_daemon_runs_in_its_own_process(tmp_path):
-    from pre_commit.clientlib import load_manifest
-    hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
-    script = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
-    if script is None:
-        pytest.skip("needs the shardcheck script installed beside this Python")
-    repo, env, git = _user_repo(tmp_path)
-    env["PATH"] = os.path.dirname(script) + os.pathsep + env.get("PATH", "")
-    local = dict(hooks["shardcheck"], language="system", args=["--no-daemon"])
-    (repo / ".pre-commit-config.yaml").write_text(json.dumps({"repos": [{"repo": "local",
-                                                                         "hooks": [local]}]}))
-    git("add", ".")
-
-    def hook(*files):
-        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck",
-                               "--files", *files], cwd=repo, capture_output=True, text=True,
-                              env=env, timeout=300)
-
+    _, env, _, hook = _local_hook(tmp_path, "shardcheck", args=["--no-daemon"])
     with _daemon_dir(env) as directory:
         _assert_fails_on_bad_and_passes_on_good(hook)
         # a daemon's start writes its log beside its socket before it runs: none was started
@@ -164,24 +155,12 @@ def test_pre_commit_hook(tmp_path):
 
 
 def test_the_fix_hook_rewrites_legacy_spellings_and_pre_commit_reports_the_change(tmp_path):
-    from pre_commit.clientlib import load_manifest
-    hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
-    script = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
-    if script is None:
-        pytest.skip("needs the shardcheck script installed beside this Python")
-    repo, env, git = _user_repo(tmp_path)
-    env["PATH"] = os.path.dirname(script) + os.pathsep + env.get("PATH", "")
+    repo, env, _, hook = _local_hook(tmp_path, "shardcheck-fix")
     legacy = ("import jax\nmesh = jax.sharding.Mesh(jax.devices(), ('data',))\n"
               "with mesh:\n    pass\n")
     (repo / "legacy.py").write_text(legacy)
-    local = dict(hooks["shardcheck-fix"], language="system")
-    (repo / ".pre-commit-config.yaml").write_text(json.dumps({"repos": [{"repo": "local",
-                                                                         "hooks": [local]}]}))
-    git("add", ".")
     with _daemon_dir(env):
-        r = subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck-fix",
-                            "--files", "legacy.py"], cwd=repo, capture_output=True, text=True,
-                           env=env, timeout=300)
+        r = hook("legacy.py")
     assert r.returncode == 1 and "files were modified by this hook" in r.stdout, r.stdout
     assert (repo / "legacy.py").read_text() == legacy.replace("with mesh:",
                                                               "with jax.set_mesh(mesh):")
