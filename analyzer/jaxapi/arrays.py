@@ -182,8 +182,8 @@ def array_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode
     assert isinstance(base, ArrayVal)
     if attr == "sharding":
         # a concrete array's NamedSharding (a traced one has none: JAX raises
-        # AttributeError and points to jax.typeof); its spec as placed, which the dims
-        # state only on Explicit axes (on Auto ones typeof shows none)
+        # AttributeError and points to jax.typeof), read from its dims: on Explicit axes
+        # only (on Auto ones the dims are empty, whatever spec placed the array)
         explicit = base.mesh is not None and base.mesh.types is not None and \
             all(t == AxisType.Explicit for t in base.mesh.types)
         return typed_sharding(base, ctx, node) if ctx.eager and explicit else UNKNOWN
