@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from sharding_types import AxisType
@@ -69,7 +70,10 @@ def sharding_attribute(it: "Interpreter", base: Value, attr: str, node: "cst.CST
     """``sharding.spec`` and ``sharding.mesh`` of a NamedSharding: what it was made with."""
     assert isinstance(base, ShardingVal)
     if attr == "spec" and isinstance(base.spec, (SpecVal, SpecChoice)):
-        return base.spec
+        if isinstance(base.spec, SpecVal) and base.spec.node is base.node is not None:
+            # a spec no P(...) wrote (``jax.typeof(x).sharding``): at the whole `.spec`
+            return replace(base.spec, node=node)
+        return base.spec  # at the P(...) that wrote it
     if attr == "mesh" and isinstance(base.mesh, MeshVal):
         return base.mesh
     return UNKNOWN

@@ -67,6 +67,17 @@ def place(x):
 
 y = place(jnp.zeros((8, 16)))
 """),
+        # another array's layout: its NamedSharding names the mesh; the bare spec of its
+        # type needs one set
+        Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data")))
+y = jax.device_put(jnp.ones((8, 16)), x.sharding)
+with jax.set_mesh(mesh):
+    z = jax.reshard(jnp.ones((8, 16)), jax.typeof(x).sharding.spec)
+"""),
     ]
     INVALID = [
         Invalid("""import jax
@@ -90,6 +101,13 @@ def main():
 if __name__ == "__main__":
     main()
 """, line=6, message="no mesh is set", jax_error="context mesh cannot be empty"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data")))
+z = jax.reshard(jnp.ones((8, 16)), jax.typeof(x).sharding.spec)
+""", line=6, message="no mesh is set", jax_error="not under a mesh context"),
     ]
 
     def check(self, ctx):
