@@ -345,3 +345,51 @@ RESULT = out
         assert res["result"] == ["IndivisibleError", "IndivisibleError"]
     else:
         assert found == [] and res["result"] == ["ok", "ok"]
+
+
+NNX_BLOCK = '''from flax import nnx
+
+
+class Block(nnx.Module):
+    def __init__(self, rngs):
+        self.proj = nnx.Linear(16, 32, rngs=rngs, kernel_init=nnx.with_partitioning(
+            nnx.initializers.xavier_uniform(), ("embed", "mlp")))
+'''
+NO_MLP_YML = ("mesh_axes: ['data', 'fsdp', 'tensor']\n"
+              "logical_axis_rules: [['batch', ['data', 'fsdp']], ['embed', 'fsdp']]\n")
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_an_nnx_name_no_rule_maps_is_an_error_only_under_the_file_the_project_names(
+        tmp_path, named):
+    """NNX passes a name no rule maps to JAX as a mesh axis: under flax with this file's
+    rules and mesh, creating the parameter raises ValueError ('mlp' is not found in the
+    mesh). Where the project names the file, that is SC101; where discovery picked it
+    (a project may hold several configs, and run this model with another that maps
+    'mlp'), it is no proof: no error, and SC110 warns of the name."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer import config as cfgmod
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "base.yml").write_text(NO_MLP_YML)
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'p'\n" +
+        ("[tool.shardcheck.logical]\nfile = 'configs/base.yml'\n" if named else ""))
+    (tmp_path / "block.py").write_text(NNX_BLOCK)
+    cfg = cfgmod.load(None, start=str(tmp_path))
+    assert cfg.logical.discovered is not named
+    found = check_source(NNX_BLOCK, str(tmp_path / "block.py"), cfg)
+    errors = [(f.code, f.row) for f in found if f.severity == "error"]
+    assert errors == ([("SC101", 7)] if named else []), found
+    if not named:
+        assert [(f.code, f.row) for f in found if "'mlp'" in f.message] == [("SC110", 7)], found
+    probe = NNX_BLOCK + f'''
+import jax, yaml
+from jax.sharding import AxisType
+doc = yaml.safe_load({NO_MLP_YML!r})
+rules = [(k, tuple(v) if isinstance(v, list) else v) for k, v in doc["logical_axis_rules"]]
+mesh = jax.make_mesh((2, 2, 2), tuple(doc["mesh_axes"]), axis_types=(AxisType.Auto,) * 3)
+with jax.set_mesh(mesh), nnx.logical_axis_rules(rules):
+    Block(nnx.Rngs(0))
+'''
+    (res,) = run_snippets([probe])
+    assert res["status"] == "error" and "mlp" in res["error"], res
