@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from .config import ConfigError, _shown
 from .logical_axes import Rules, normalize_rules
@@ -105,7 +105,15 @@ def discover(root: str) -> Optional[LogicalConfig]:
     """Rules from the first config file under ``root`` that holds valid
     ``logical_axis_rules`` (see the module docs for the order); None when none does.
     A file that does not parse, or whose table is not a rule table, is passed over."""
-    for rel in _candidates(root):
+    for rel, rules, axes, data in _rule_files(_candidates(root), root):
+        return LogicalConfig(rules, axes, (), rel, discovered=True, fields=literal_fields(data))
+    return None
+
+
+def _rule_files(candidates: List[str], root: str) -> Iterator[Tuple[str, Rules, Any, Any]]:
+    """(path, rules, mesh axes or None, parsed file) of each of ``candidates`` that holds
+    valid ``logical_axis_rules``, in order."""
+    for rel in candidates:
         text = read_small(os.path.join(root, rel))  # never a FIFO named like a config
         if text is None or "logical_axis_rules" not in text:
             continue
@@ -122,8 +130,32 @@ def discover(root: str) -> Optional[LogicalConfig]:
             axes = _axes(axes_v, rel) if axes_v is not None else None
         except Exception:  # yaml.YAMLError, JSONDecodeError, ConfigError: not a rule file
             continue
-        return LogicalConfig(rules, axes, (), rel, discovered=True, fields=literal_fields(data))
-    return None
+        yield rel, rules, axes, data
+
+
+_MAPPED: Dict[tuple, FrozenSet[str]] = {}
+
+
+def names_any_config_maps(root: str) -> FrozenSet[str]:
+    """The logical names some rule file under ``root`` maps (every file discovery could
+    pick, not only the one it picked): a name one of them maps is no typo, whichever
+    config the model runs with. Read only where a warning depends on it; kept while the
+    files are unchanged (a daemon serves many runs)."""
+    candidates = _candidates(root)
+    stamp: List[Any] = [root]
+    for rel in candidates:
+        try:
+            st = os.stat(os.path.join(root, rel))
+        except OSError:
+            continue
+        stamp.append((rel, st.st_size, st.st_mtime_ns))
+    key = tuple(stamp)
+    if key not in _MAPPED:
+        if len(_MAPPED) > 16:
+            _MAPPED.clear()
+        _MAPPED[key] = frozenset(name for _, rules, _, _ in _rule_files(candidates, root)
+                                 for name, _ in rules)
+    return _MAPPED[key]
 
 
 _MAX_FIELD_ITEMS = 1000  # a larger literal (a vocabulary, a table of numbers) is left out

@@ -393,3 +393,39 @@ with jax.set_mesh(mesh), nnx.logical_axis_rules(rules):
 '''
     (res,) = run_snippets([probe])
     assert res["status"] == "error" and "mlp" in res["error"], res
+
+
+LINEN_BLOCK = '''import flax.linen as nn
+
+
+def block(x):
+    return nn.with_logical_constraint(x, ("batch", "mlp", "mlpp"))
+'''
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_name_another_config_maps_is_no_typo_under_a_discovered_table(tmp_path, named):
+    """Discovery picks configs/base.yml, which has no rule for 'mlp'; the project's other
+    config maps it, so only 'mlpp', which no config maps, is a likely typo. A file the
+    project names is the table in force: both names are reported there. (Linen leaves a
+    dim whose name has no rule unsharded: SC110's own examples run that under flax.)"""
+    from shardcheck.analyzer import config as cfgmod
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "base.yml").write_text(NO_MLP_YML)
+    (tmp_path / "configs" / "wan.yml").write_text(
+        NO_MLP_YML.replace("['embed', 'fsdp']", "['embed', 'fsdp'], ['mlp', 'tensor']"))
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'p'\n" +
+        ("[tool.shardcheck.logical]\nfile = 'configs/base.yml'\n" if named else ""))
+    (tmp_path / "block.py").write_text(LINEN_BLOCK)
+    cfg = cfgmod.load(None, start=str(tmp_path))
+    assert cfg.logical.discovered is not named
+    assert cfg.logical.source.replace("\\", "/") == "configs/base.yml"
+    [warning] = [f for f in check_source(LINEN_BLOCK, str(tmp_path / "block.py"), cfg)
+                 if f.code == "SC110"]
+    if named:
+        assert "names 'mlp', 'mlpp' in" in warning.message
+        assert "in the logical axis rules in force" in warning.message
+    else:
+        assert "name 'mlpp' in" in warning.message and "'mlp'," not in warning.message
+        assert "discovered in configs/base.yml, nor in any other rule file" in warning.message

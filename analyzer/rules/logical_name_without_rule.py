@@ -1,5 +1,6 @@
 from ..ftypes import Invalid, Valid
 from ..jaxapi.logical import LogicalResolution
+from ..logical_config import names_any_config_maps
 from ..ftypes import WARNING
 from ..rule import ShardRule
 
@@ -22,6 +23,12 @@ class LogicalNameWithoutRule(ShardRule):
     them (`nnx.with_partitioning(init, (None, "model"))` with no rules at all): such a
     name is flagged only where rules are in force and it is not an axis of the mesh the
     value is sharded on (or that mesh is unknown).
+
+    Where the rules come from a YAML/JSON file that discovery picked (no `file` or `rules`
+    in `[tool.shardcheck.logical]`), that file is a guess at the config the model runs
+    with: a name that another rule file of the project maps is not flagged (maxdiffusion
+    keeps one config per model family; discovery picks `base14.yml`, whose table has no
+    rule for the Wan models' `'mlp'`, which their own config maps).
 
     ## Why is this bad?
     Flax does not complain. Linen (flax 0.12) leaves a dim whose name has no rule
@@ -80,9 +87,14 @@ with jax.set_mesh(mesh):
         witness="assert y.sharding.spec == P('data', 'model'), y.sharding.spec")]
 
     def check(self, ctx):
+        logical = getattr(ctx.config, "logical", None)
         for node, fact in ctx.facts(LogicalResolution):
             named = {n for n, _ in fact.rules}
             missing = [n for n in fact.unmatched if n not in named]
+            found = logical is not None and logical.discovered and fact.rules == logical.rules
+            if found and missing:  # a guess at the run's config: another may map the name
+                elsewhere = names_any_config_maps(ctx.config.root)
+                missing = [n for n in missing if n not in elsewhere]
             if fact.library == "nnx":  # NNX hands an unmatched name to JAX as a mesh axis
                 axes = fact.mesh.names if fact.mesh is not None else None
                 if axes is not None:  # an axis of the mesh it shards on: meant as one
@@ -99,9 +111,12 @@ with jax.set_mesh(mesh):
                           + " to JAX unchanged, as mesh axis names")
             names = ", ".join(repr(n) for n in missing)
             known = ", ".join(repr(n) for n in dict.fromkeys(sorted(named))) or "none"
+            where = (f"the logical axis rules discovered in {logical.source}, nor in any "
+                     "other rule file of the project" if found and logical is not None
+                     else "the logical axis rules in force")
             yield self.report(
                 node,
                 f"logical axis name{'s' if len(missing) > 1 else ''} {names} in "
                 f"`{fact.api.rsplit('.', 1)[-1]}` {'have' if len(missing) > 1 else 'has'} no "
-                f"rule in the logical axis rules in force (rules for: {known}); {effect}. "
+                f"rule in {where} (rules for: {known}); {effect}. "
                 "Add a rule, fix the name, or write None for a dim meant replicated.")
