@@ -359,6 +359,22 @@ NO_MLP_YML = ("mesh_axes: ['data', 'fsdp', 'tensor']\n"
               "logical_axis_rules: [['batch', ['data', 'fsdp']], ['embed', 'fsdp']]\n")
 
 
+def _checked_under_base_yml(tmp_path, src, named):
+    """``src`` checked in a project whose configs/base.yml holds NO_MLP_YML: named in
+    ``[tool.shardcheck.logical]``, or (``named`` False) found by discovery."""
+    from shardcheck.analyzer import config as cfgmod
+    (tmp_path / "configs").mkdir(exist_ok=True)
+    (tmp_path / "configs" / "base.yml").write_text(NO_MLP_YML)
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'p'\n" +
+        ("[tool.shardcheck.logical]\nfile = 'configs/base.yml'\n" if named else ""))
+    (tmp_path / "block.py").write_text(src)
+    cfg = cfgmod.load(None, start=str(tmp_path))
+    assert cfg.logical.discovered is not named
+    assert cfg.logical.source.replace("\\", "/") == "configs/base.yml"
+    return check_source(src, str(tmp_path / "block.py"), cfg)
+
+
 @pytest.mark.parametrize("named", [True, False])
 def test_an_nnx_name_no_rule_maps_is_an_error_only_under_the_file_the_project_names(
         tmp_path, named):
@@ -368,16 +384,7 @@ def test_an_nnx_name_no_rule_maps_is_an_error_only_under_the_file_the_project_na
     (a project may hold several configs, and run this model with another that maps
     'mlp'), it is no proof: no error, and SC110 warns of the name."""
     from jax_snippets import run_snippets
-    from shardcheck.analyzer import config as cfgmod
-    (tmp_path / "configs").mkdir()
-    (tmp_path / "configs" / "base.yml").write_text(NO_MLP_YML)
-    (tmp_path / "pyproject.toml").write_text(
-        "[project]\nname = 'p'\n" +
-        ("[tool.shardcheck.logical]\nfile = 'configs/base.yml'\n" if named else ""))
-    (tmp_path / "block.py").write_text(NNX_BLOCK)
-    cfg = cfgmod.load(None, start=str(tmp_path))
-    assert cfg.logical.discovered is not named
-    found = check_source(NNX_BLOCK, str(tmp_path / "block.py"), cfg)
+    found = _checked_under_base_yml(tmp_path, NNX_BLOCK, named)
     errors = [(f.code, f.row) for f in found if f.severity == "error"]
     assert errors == ([("SC101", 7)] if named else []), found
     if not named:
@@ -409,19 +416,10 @@ def test_a_name_another_config_maps_is_no_typo_under_a_discovered_table(tmp_path
     config maps it, so only 'mlpp', which no config maps, is a likely typo. A file the
     project names is the table in force: both names are reported there. (Linen leaves a
     dim whose name has no rule unsharded: SC110's own examples run that under flax.)"""
-    from shardcheck.analyzer import config as cfgmod
     (tmp_path / "configs").mkdir()
-    (tmp_path / "configs" / "base.yml").write_text(NO_MLP_YML)
     (tmp_path / "configs" / "wan.yml").write_text(
         NO_MLP_YML.replace("['embed', 'fsdp']", "['embed', 'fsdp'], ['mlp', 'tensor']"))
-    (tmp_path / "pyproject.toml").write_text(
-        "[project]\nname = 'p'\n" +
-        ("[tool.shardcheck.logical]\nfile = 'configs/base.yml'\n" if named else ""))
-    (tmp_path / "block.py").write_text(LINEN_BLOCK)
-    cfg = cfgmod.load(None, start=str(tmp_path))
-    assert cfg.logical.discovered is not named
-    assert cfg.logical.source.replace("\\", "/") == "configs/base.yml"
-    [warning] = [f for f in check_source(LINEN_BLOCK, str(tmp_path / "block.py"), cfg)
+    [warning] = [f for f in _checked_under_base_yml(tmp_path, LINEN_BLOCK, named)
                  if f.code == "SC110"]
     if named:
         assert "names 'mlp', 'mlpp' in" in warning.message
