@@ -55,27 +55,39 @@ def _daemon_dir(env):
         yield directory
     finally:
         if os.listdir(directory):  # a start writes the daemon's log before it runs
-            _stop_daemons(env)
+            _stop_daemons(directory)
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _stop_daemons(env, script=None):
-    """Stop the daemon a hook run started in the background (``start`` waits until it
-    answers, then ``stop`` ends it), for each installation that ran the hook."""
-    scripts = [script] if script else _hook_scripts(env)
-    for s in scripts:
-        subprocess.run([s, "daemon", "start", "--idle-timeout", "60"], env=env,
-                       capture_output=True, timeout=120)
-        subprocess.run([s, "daemon", "stop"], env=env, capture_output=True, timeout=60)
+def _stop_daemons(directory, wait=10.0):
+    """Stop every daemon serving a socket in ``directory``, whichever installation runs
+    it (``try-repo``'s environment is deleted when it returns; its daemon is not). A
+    daemon holds its ``.lock`` for life: wait for the one a hook run started to take it,
+    ask each socket to stop, and return once no lock is held. One that never took its
+    lock fails to once the directory is gone."""
+    import fcntl
+    import time
 
-
-def _hook_scripts(env):
-    """The ``shardcheck`` scripts of pre-commit's environments (``try-repo``), and the
-    installed one beside this Python."""
-    home = pathlib.Path(env.get("PRE_COMMIT_HOME", "/nonexistent"))
-    found = [str(p) for p in home.glob("repo*/py_env-*/bin/shardcheck")]
-    here = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
-    return found + ([here] if here else [])
+    from shardcheck.daemon import stop
+    deadline = time.monotonic() + wait
+    seen_alive = False
+    while time.monotonic() < deadline:
+        alive = False
+        for name in os.listdir(directory):
+            if name.endswith(".lock"):
+                with open(os.path.join(directory, name)) as f:
+                    try:
+                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        fcntl.flock(f, fcntl.LOCK_UN)
+                    except OSError:
+                        alive = True
+        if not alive and seen_alive:
+            return
+        seen_alive = seen_alive or alive
+        for name in os.listdir(directory):
+            if name.endswith(".sock"):
+                stop(os.path.join(directory, name))
+        time.sleep(0.1)
 
 
 def _served(script, env) -> int:
