@@ -13,8 +13,9 @@ client's directory and environment, with the same cache.
   it by hand.
 - The daemon serves one run at a time (others wait) and exits after ``--idle-timeout``
   seconds with no request (default 30 minutes), on ``shardcheck daemon stop``, or when
-  shardcheck's own files change under it (an upgrade, an edit of a checkout): a request
-  then gets no answer from it and runs in-process.
+  shardcheck's own files change under it (an upgrade, an edit of a checkout, pre-commit
+  deleting a hook's environment): a request then gets no answer from it and runs
+  in-process, and an idle daemon looks at its files every minute.
 - Anything that goes wrong on the way (no Unix sockets on this platform, a socket
   directory another user could write, a daemon that died) falls back to the in-process
   run; ``--daemon`` never changes what is reported.

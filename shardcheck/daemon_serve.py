@@ -22,6 +22,10 @@ from .daemon import decode, encode, sibling
 from .daemon import status as _status_of
 
 _LOCK_WAIT = 10.0  # seconds a new daemon waits for an exiting one to let go of the socket
+# seconds between looks, while idle, at shardcheck's files: a daemon whose installation
+# was upgraded or deleted (pre-commit's `try-repo` and `gc` delete hook environments)
+# exits then, rather than at the end of its idle timeout
+_WAKE = 60.0
 
 
 class _Captured(io.StringIO):
@@ -155,17 +159,23 @@ def serve(path: str, idle_timeout: float) -> int:
     srv.bind(path)
     os.chmod(path, 0o600)
     srv.listen(64)
-    srv.settimeout(idle_timeout if idle_timeout > 0 else None)
+    srv.settimeout(min(idle_timeout, _WAKE) if idle_timeout > 0 else _WAKE)
     started, served = time.time(), 0
+    idle_since = time.monotonic()
     try:
         while True:
             try:
                 conn, _ = srv.accept()
             except socket.timeout:
-                break
+                if idle_timeout > 0 and time.monotonic() - idle_since >= idle_timeout:
+                    break
+                if _code_stamp() != stamp:  # no request will run this code again
+                    break
+                continue
             done, served = _handle(conn, stamp, started, served)
             if done:
                 break
+            idle_since = time.monotonic()
     finally:
         srv.close()
         try:

@@ -221,3 +221,52 @@ def test_a_request_the_daemon_cannot_run_leaves_it_as_it_was(tmp_path):
         answer = wire.decode(theirs.recv(1 << 16))
     assert not done and served == 0 and "FileNotFoundError" in answer["error"]
     assert (os.getcwd(), dict(os.environ)) == (cwd, env)
+
+
+def test_an_idle_daemon_exits_once_its_files_change(monkeypatch):
+    """pre-commit deletes a hook's environment (``try-repo`` when it returns, ``gc``
+    after an upgrade): the daemon running that code looks at its files while idle and
+    exits, instead of waiting out its idle timeout."""
+    import gc
+    import threading
+
+    from shardcheck import daemon_serve
+    stamps = iter(["the files at start"])
+    monkeypatch.setattr(daemon_serve, "_code_stamp", lambda: next(stamps, "changed files"))
+    monkeypatch.setattr(daemon_serve, "_warm", lambda: None)
+    monkeypatch.setattr(daemon_serve, "_WAKE", 0.1)
+    directory = tempfile.mkdtemp(prefix="scd-")
+    try:
+        served = threading.Thread(target=daemon_serve.serve,
+                                  args=(os.path.join(directory, "d.sock"), 300.0), daemon=True)
+        start = time.monotonic()
+        served.start()
+        served.join(30)
+        assert not served.is_alive() and time.monotonic() - start < 10
+        assert not os.path.exists(os.path.join(directory, "d.sock"))
+    finally:
+        gc.unfreeze()  # serve froze this process's objects
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_an_idle_daemon_whose_files_stay_exits_after_its_idle_timeout(monkeypatch):
+    import gc
+    import threading
+
+    from shardcheck import daemon_serve
+    monkeypatch.setattr(daemon_serve, "_code_stamp", lambda: "the same files")
+    monkeypatch.setattr(daemon_serve, "_warm", lambda: None)
+    monkeypatch.setattr(daemon_serve, "_WAKE", 0.1)
+    directory = tempfile.mkdtemp(prefix="scd-")
+    try:
+        served = threading.Thread(target=daemon_serve.serve,
+                                  args=(os.path.join(directory, "d.sock"), 1.0), daemon=True)
+        start = time.monotonic()
+        served.start()
+        time.sleep(0.5)
+        assert served.is_alive()  # woke several times, files unchanged: still serving
+        served.join(30)
+        assert not served.is_alive() and 1.0 <= time.monotonic() - start < 10
+    finally:
+        gc.unfreeze()
+        shutil.rmtree(directory, ignore_errors=True)
