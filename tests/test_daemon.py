@@ -223,50 +223,46 @@ def test_a_request_the_daemon_cannot_run_leaves_it_as_it_was(tmp_path):
     assert (os.getcwd(), dict(os.environ)) == (cwd, env)
 
 
-def test_an_idle_daemon_exits_once_its_files_change(monkeypatch):
-    """pre-commit deletes a hook's environment (``try-repo`` when it returns, ``gc``
-    after an upgrade): the daemon running that code looks at its files while idle and
-    exits, instead of waiting out its idle timeout."""
+def _idle_serve(monkeypatch, stamps, idle_timeout, alive_at=None):
+    """Run ``serve`` in a thread, waking every 0.1 s, whose ``_code_stamp`` answers from
+    ``stamps`` (the last one from then on); (seconds until it returned, whether it was
+    still serving ``alive_at`` seconds in, whether its socket is gone)."""
     import gc
     import threading
 
     from shardcheck import daemon_serve
-    stamps = iter(["the files at start"])
-    monkeypatch.setattr(daemon_serve, "_code_stamp", lambda: next(stamps, "changed files"))
+    answers = iter(stamps[:-1])
+    monkeypatch.setattr(daemon_serve, "_code_stamp", lambda: next(answers, stamps[-1]))
     monkeypatch.setattr(daemon_serve, "_warm", lambda: None)
     monkeypatch.setattr(daemon_serve, "_WAKE", 0.1)
     directory = tempfile.mkdtemp(prefix="scd-")
+    path = os.path.join(directory, "d.sock")
     try:
-        served = threading.Thread(target=daemon_serve.serve,
-                                  args=(os.path.join(directory, "d.sock"), 300.0), daemon=True)
+        served = threading.Thread(target=daemon_serve.serve, args=(path, idle_timeout),
+                                  daemon=True)
         start = time.monotonic()
         served.start()
+        alive = None
+        if alive_at is not None:
+            time.sleep(alive_at)
+            alive = served.is_alive()
         served.join(30)
-        assert not served.is_alive() and time.monotonic() - start < 10
-        assert not os.path.exists(os.path.join(directory, "d.sock"))
+        assert not served.is_alive()
+        return time.monotonic() - start, alive, not os.path.exists(path)
     finally:
         gc.unfreeze()  # serve froze this process's objects
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def test_an_idle_daemon_whose_files_stay_exits_after_its_idle_timeout(monkeypatch):
-    import gc
-    import threading
+def test_an_idle_daemon_exits_once_its_files_change(monkeypatch):
+    """pre-commit deletes a hook's environment (``try-repo`` when it returns, ``gc``
+    after an upgrade): the daemon running that code looks at its files while idle and
+    exits, instead of waiting out its idle timeout."""
+    took, _, gone = _idle_serve(monkeypatch, ["the files at start", "changed files"], 300.0)
+    assert took < 10 and gone
 
-    from shardcheck import daemon_serve
-    monkeypatch.setattr(daemon_serve, "_code_stamp", lambda: "the same files")
-    monkeypatch.setattr(daemon_serve, "_warm", lambda: None)
-    monkeypatch.setattr(daemon_serve, "_WAKE", 0.1)
-    directory = tempfile.mkdtemp(prefix="scd-")
-    try:
-        served = threading.Thread(target=daemon_serve.serve,
-                                  args=(os.path.join(directory, "d.sock"), 1.0), daemon=True)
-        start = time.monotonic()
-        served.start()
-        time.sleep(0.5)
-        assert served.is_alive()  # woke several times, files unchanged: still serving
-        served.join(30)
-        assert not served.is_alive() and 1.0 <= time.monotonic() - start < 10
-    finally:
-        gc.unfreeze()
-        shutil.rmtree(directory, ignore_errors=True)
+
+def test_an_idle_daemon_whose_files_stay_exits_after_its_idle_timeout(monkeypatch):
+    # woke several times in the first 0.5 s, files unchanged: still serving then
+    took, alive, gone = _idle_serve(monkeypatch, ["the same files"], 1.0, alive_at=0.5)
+    assert alive and 1.0 <= took < 10 and gone
