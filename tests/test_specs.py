@@ -172,22 +172,18 @@ def test_the_layout_of_another_array_is_the_one_jax_gives(jax8):
 
     from shardcheck.analyzer.engine import infer_types
     path = PROGRAMS / "same_layout.py"
-    names = _assigned_names(path)
-    rows = {n: r for r, n in names.items()}
-    rows.update(followed=23, twice=32, as_typed=15, as_typed_t=16, as_typed_auto=38)
-    placed = {"like_x", "like_t", "as_typed", "as_typed_t", "followed", "twice",
-              "as_typed_auto"}
+    # each placed array, and the site that places it (in `follow` and `doubled`: the
+    # helper's own site, resolved from the one call of each)
+    placed = {"like_x": (12, "device_put"), "like_t": (13, "device_put"),
+              "as_typed": (15, "reshard"), "as_typed_t": (16, "reshard"),
+              "followed": (20, "reshard"), "twice": (29, "reshard"),
+              "as_typed_auto": (38, "with_sharding_constraint")}
     code = path.read_text() + f"\nNAMES = {sorted(placed)!r}\n" + _REPORT_TYPED
     (res,) = run_snippets([code])
     assert res["status"] == "ok", res
     sites = {(s.row, s.kind): s for s in _sites(path)}
-    helper = {"followed": (20, "reshard"), "twice": (29, "reshard")}
-    for name in sorted(placed):
-        row = rows[name]
-        site = sites.get(helper.get(name, ())) or next(
-            s for (r, _), s in sites.items() if r == row and s.kind != "NamedSharding")
-        spec, typ = res["result"][name]
-        assert site.spec == _as_written(spec), (name, site)
+    for name, at in placed.items():
+        assert sites[at].spec == _as_written(res["result"][name][0]), (name, sites[at])
     types = {t.name: t.type for t in infer_types(path.read_text(), str(path))}
     for name in ("like_x", "like_t", "twice", "followed", "as_typed", "as_typed_t"):
         assert types[name] == res["result"][name][1], name
