@@ -88,12 +88,14 @@ with jax.set_mesh(mesh):
 
     def check(self, ctx):
         logical = getattr(ctx.config, "logical", None)
+        elsewhere = None  # names any rule file of the project maps: read once, if needed
         for node, fact in ctx.facts(LogicalResolution):
             named = {n for n, _ in fact.rules}
             missing = [n for n in fact.unmatched if n not in named]
             found = logical is not None and logical.discovered and fact.rules == logical.rules
             if found and missing:  # a guess at the run's config: another may map the name
-                elsewhere = names_any_config_maps(ctx.config.root)
+                if elsewhere is None:  # a walk of the project and a stat per config file
+                    elsewhere = names_any_config_maps(ctx.config.root)
                 missing = [n for n in missing if n not in elsewhere]
             if fact.library == "nnx":  # NNX hands an unmatched name to JAX as a mesh axis
                 axes = fact.mesh.names if fact.mesh is not None else None
