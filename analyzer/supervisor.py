@@ -16,6 +16,8 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import signal
+import sys
 import time
 from multiprocessing.connection import wait
 from typing import Dict, Iterator, List, Optional, Tuple
@@ -111,7 +113,23 @@ def _cap_memory(budget: int) -> None:
         pass
 
 
-def _worker_main(conn, config: Config, files: List[str], memory: int) -> None:
+def _die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel kill this worker when the process that started it
+    dies: a worker of a killed run (or daemon) would otherwise finish its file with no
+    one to stop it at the time budget, or to read the result."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the request took effect
+        os._exit(1)
+
+
+def _worker_main(conn, config: Config, files: List[str], memory: int, parent: int) -> None:
+    _die_with_parent(parent)
     init_pool_worker(config, files)
     start = _address_space()
     conn.send("ready")
@@ -150,7 +168,8 @@ def _size(n: int) -> str:
 class _Worker:
     def __init__(self, ctx, config: Config, files: List[str], memory: int):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, config, files, memory),
+        self.proc = ctx.Process(target=_worker_main, args=(child, config, files, memory,
+                                                           os.getpid()),
                                 daemon=True)
         self.proc.start()
         child.close()

@@ -612,13 +612,19 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
     if args.action in ("stop", "restart"):
         stopped = daemon.stop(path)
         if args.action == "stop":
-            print("stopped" if stopped else "no daemon was running")
+            print({"stopped": "stopped", "killed": "stopped (it did not answer: its processes "
+                   "were ended)"}.get(stopped or "", "no daemon was running"))
             return 0
     if args.action in ("start", "restart"):
         running = daemon.status(path)
         if running is not None:
             print(f"already running (pid {running['pid']})")
             return 0
+        wedged = daemon.holder(path)
+        if wedged is not None:
+            print(f"shardcheck: {_not_answering(wedged)}; `shardcheck daemon stop` ends it",
+                  file=sys.stderr)
+            return 2
         pid = daemon.start(path, wait=True, idle_timeout=idle)
         if pid is None:
             print(f"shardcheck: the daemon did not start; see {daemon.sibling(path, '.log')}",
@@ -628,13 +634,23 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         return 0
     info = daemon.status(path)
     if info is None:
-        print("not running")
-        return 3
+        wedged = daemon.holder(path)
+        if wedged is None:
+            print("not running")
+            return 3
+        print(f"{_not_answering(wedged)}: busy with a long run, stopped or wedged; "
+              "`shardcheck daemon stop` ends it")
+        return 1
     import time
     print(f"running: pid {info['pid']}, shardcheck {info['version']} on {info['python']}, "
           f"up {time.time() - info['started']:.0f} s, {info['served']} run(s) served, "
           f"socket {path}")
     return 0
+
+
+def _not_answering(pid: int) -> str:
+    who = f"pid {pid}" if pid > 0 else "a process"
+    return f"not answering: the daemon ({who}) holds its socket but did not answer in 5 s"
 
 
 def _add_confirm(sub) -> None:

@@ -18,7 +18,7 @@ import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._version import __version__
-from .daemon import decode, encode, sibling
+from .daemon import ACK, decode, encode, peer_pid, sibling
 from .daemon import status as _status_of
 
 _LOCK_WAIT = 10.0  # seconds a new daemon waits for an exiting one to let go of the socket
@@ -127,21 +127,55 @@ def _run(message: Dict[str, Any]) -> Dict[str, Any]:
     return {"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
-def _lock(path: str) -> Optional[Any]:
-    """The socket's lock, held for this daemon's life: None when another daemon holds it
+def _lock(path: str) -> Optional[int]:
+    """The socket's lock (a descriptor), held for this daemon's life with its pid in
+    it (``shardcheck daemon status|stop`` read it): None when another daemon holds it
     (and answers) or it cannot be taken."""
     import fcntl
-    f = open(sibling(path, ".lock"), "a")
+    fd = os.open(sibling(path, ".lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o600)
     deadline = time.monotonic() + _LOCK_WAIT
     while True:
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return f
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
         except OSError:
             if _status_of(path) is not None or time.monotonic() > deadline:
-                f.close()
+                os.close(fd)
                 return None
             time.sleep(0.1)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+# What a process forked from the daemon (a check's worker) must not keep: the listening
+# socket, the connection being served and the lock. A worker that outlived a killed
+# daemon held all three: clients queued on the dead socket, and no new daemon could
+# take the lock.
+_INHERITED: Dict[str, int] = {}
+
+
+def _drop_inherited() -> None:
+    for fd in list(_INHERITED.values()):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _INHERITED.clear()
+
+
+_FORK_HOOK: List[bool] = []
+
+
+class _Terminated(BaseException):
+    """SIGTERM (``shardcheck daemon stop`` of a daemon that did not answer): out through
+    serve's cleanup, which removes the socket; not a ``SystemExit``, which a run's
+    argparse handling would take for its own."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise _Terminated()
 
 
 def serve(path: str, idle_timeout: float) -> int:
@@ -150,52 +184,85 @@ def serve(path: str, idle_timeout: float) -> int:
     lock = _lock(path)
     if lock is None:
         return 0  # a daemon serves this socket already
+    if not _FORK_HOOK:
+        os.register_at_fork(after_in_child=_drop_inherited)
+        _FORK_HOOK.append(True)
+    _INHERITED["lock"] = lock
+    try:
+        import signal
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (a test serving in a thread)
+        pass
     _warm()
     gc.freeze()  # what was imported stays: no collection need look at it again
     stamp = _code_stamp()
     if os.path.lexists(path):
         os.unlink(path)  # left by a daemon that died: nobody holds the lock
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(path)
-    os.chmod(path, 0o600)
-    srv.listen(64)
-    srv.settimeout(min(idle_timeout, _WAKE) if idle_timeout > 0 else _WAKE)
-    started, served = time.time(), 0
-    idle_since = time.monotonic()
+    _INHERITED["listening"] = srv.fileno()
     try:
-        while True:
-            try:
-                conn, _ = srv.accept()
-            except socket.timeout:
-                if idle_timeout > 0 and time.monotonic() - idle_since >= idle_timeout:
-                    break
-                if _code_stamp() != stamp:  # no request will run this code again
-                    break
-                continue
-            done, served = _handle(conn, stamp, started, served)
-            if done:
-                break
-            idle_since = time.monotonic()
+        srv.bind(path)
+        os.chmod(path, 0o600)
+        srv.listen(64)
+        srv.settimeout(min(idle_timeout, _WAKE) if idle_timeout > 0 else _WAKE)
+        _serve_loop(srv, stamp, idle_timeout)
+    except _Terminated:
+        pass
     finally:
+        _INHERITED.clear()
         srv.close()
         try:
             os.unlink(path)
         except OSError:
             pass
-        lock.close()
+        os.close(lock)
     return 0
+
+
+def _serve_loop(srv: socket.socket, stamp: str, idle_timeout: float) -> None:
+    started, served = time.time(), 0
+    idle_since = time.monotonic()
+    while True:
+        try:
+            conn, _ = srv.accept()
+        except socket.timeout:
+            if idle_timeout > 0 and time.monotonic() - idle_since >= idle_timeout:
+                return
+            if _code_stamp() != stamp:  # no request will run this code again
+                return
+            continue
+        if peer_pid(conn) is None:  # another user's process: not a word to it
+            conn.close()
+            continue
+        _INHERITED["connection"] = conn.fileno()
+        try:
+            done, served = _handle(conn, stamp, started, served)
+        finally:
+            _INHERITED.pop("connection", None)
+        if done:
+            return
+        idle_since = time.monotonic()
+
+
+_READ_TIMEOUT = 10.0  # seconds for a client to hand over its request
+_SEND_TIMEOUT = 30.0  # seconds for a client to take its answer: one that stops reading
+#                       would otherwise keep every other client waiting
 
 
 def _handle(conn: socket.socket, stamp: str, started: float, served: int) -> Tuple[bool, int]:
     """Answer one connection; (whether to exit, requests served)."""
     with conn:
-        conn.settimeout(60.0)
+        conn.settimeout(_READ_TIMEOUT)
         try:
             message = decode(_read_all(conn))
         except OSError:
             return False, served
         if message is None:  # not a request of ours: no answer
             return False, served
+        try:
+            conn.sendall(ACK)  # taken: the client waits for the answer from now on
+        except OSError:
+            return False, served  # it gave up waiting (or went away): nothing to run
         kind = message.get("kind")
         done = False
         if kind == "status":
@@ -214,18 +281,25 @@ def _handle(conn: socket.socket, stamp: str, started: float, served: int) -> Tup
         else:
             answer = {"error": f"unknown request {kind!r}"}
         try:
-            conn.settimeout(None)
+            conn.settimeout(_SEND_TIMEOUT)
             conn.sendall(encode(answer))
         except OSError:
-            pass  # the client went away (^C): nothing to tell it
+            pass  # the client went away (^C) or stopped reading: nothing to tell it
     if kind == "check":
         gc.collect()  # this run's analysis, freed while no one waits
     return done, served
 
 
 def _read_all(conn: socket.socket) -> bytes:
+    """Everything the client sends, within ``_READ_TIMEOUT`` in all (``socket.timeout``,
+    an ``OSError``, past it)."""
     chunks: List[bytes] = []
+    deadline = time.monotonic() + _READ_TIMEOUT
     while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("the request took too long to arrive")
+        conn.settimeout(left)
         chunk = conn.recv(1 << 16)
         if not chunk:
             return b"".join(chunks)

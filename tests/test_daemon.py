@@ -195,6 +195,13 @@ def test_the_wire_carries_plain_data_only():
         assert wire.decode(bad) is None
 
 
+def _acknowledged(data: bytes) -> dict:
+    """The answer after the daemon's ACK byte (it took the request)."""
+    from shardcheck import daemon as wire
+    assert data[:1] == wire.ACK
+    return wire.decode(data[1:])
+
+
 def test_a_daemon_whose_code_changed_asks_for_a_restart():
     from shardcheck import daemon as wire
     from shardcheck import daemon_serve
@@ -203,7 +210,7 @@ def test_a_daemon_whose_code_changed_asks_for_a_restart():
         theirs.sendall(wire.encode({"kind": "check", "argv": ["x.py"], "cwd": "/"}))
         theirs.shutdown(socket.SHUT_WR)
         done, served = daemon_serve._handle(ours, "a stamp of other files", 0.0, 4)
-        answer = wire.decode(theirs.recv(1 << 16))
+        answer = _acknowledged(theirs.recv(1 << 16))
     assert done and served == 4 and "changed" in answer["restart"]
     assert daemon_serve._code_stamp() == daemon_serve._code_stamp()
 
@@ -218,7 +225,7 @@ def test_a_request_the_daemon_cannot_run_leaves_it_as_it_was(tmp_path):
                                       "cwd": str(tmp_path / "gone")}))
         theirs.shutdown(socket.SHUT_WR)
         done, served = daemon_serve._handle(ours, daemon_serve._code_stamp(), 0.0, 0)
-        answer = wire.decode(theirs.recv(1 << 16))
+        answer = _acknowledged(theirs.recv(1 << 16))
     assert not done and served == 0 and "FileNotFoundError" in answer["error"]
     assert (os.getcwd(), dict(os.environ)) == (cwd, env)
 
