@@ -169,10 +169,24 @@ def _memory_to_spare(size: int) -> bool:
     return True
 
 
+# CPython's recursion limit when it starts, which `python file.py` compiles the file under.
+# The analysis raises the limit (``engine.on_deep_stack``); on 3.11 the compiler's own
+# depth check scales with it, so a 100,000-term sum Python rejects compiled there, and
+# libcst then spent the whole time budget on a file that is a syntax error.
+_STARTUP_RECURSION_LIMIT = 1000
+
+
 def python_verdict(text: str, path: str) -> Optional[SourceError]:
-    """What the running CPython says of ``text``: ``None`` if it compiles. A rejection
-    is returned, not raised; ``limit`` marks rejections that are not grammar."""
+    """What the running CPython says of ``text`` when it runs it (at its start-up
+    recursion limit): ``None`` if it compiles. A rejection is returned, not raised;
+    ``limit`` marks rejections that are not grammar."""
+    raised = sys.getrecursionlimit()
     try:
+        if raised > _STARTUP_RECURSION_LIMIT:
+            try:
+                sys.setrecursionlimit(_STARTUP_RECURSION_LIMIT)
+            except RecursionError:  # already deeper than that here: compile as we are
+                pass
         compile(text, path, "exec", dont_inherit=True)
     except SyntaxError as e:
         msg = e.msg or str(e)
@@ -192,6 +206,9 @@ def python_verdict(text: str, path: str) -> Optional[SourceError]:
         err = SourceError(f"this file does not parse: {e}")
         err.limit = True  # type: ignore[attr-defined]  # our marker on the SyntaxError
         return err
+    finally:
+        if sys.getrecursionlimit() != raised:
+            sys.setrecursionlimit(raised)
     return None
 
 

@@ -504,6 +504,23 @@ def test_a_file_past_the_time_budget_is_skipped_and_the_run_goes_on(tmp_path):
     assert "bad.py:5:" in out and "SC101" in out
 
 
+def test_a_file_python_rejects_for_recursion_is_the_error_python_gives_not_a_skip(tmp_path):
+    """The analysis raises the recursion limit, and on 3.11 CPython's compiler scales its
+    own depth check with it: a 100,000-term sum that `python deep.py` rejects compiled
+    there, and libcst spent the whole time budget on it (reported as skipped)."""
+    import time
+    (tmp_path / "deep.py").write_text(
+        SHARDING_IMPORT + "x = PartitionSpec(" + " + ".join(["1"] * 100_000) + ")\n")
+    ran = subprocess.run([sys.executable, "deep.py"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert "RecursionError: maximum recursion depth exceeded during compilation" in ran.stderr
+    start = time.monotonic()
+    code, out, _ = cli(["check", "--no-cache", "--timeout-per-file", "60", "deep.py"], tmp_path)
+    assert code == 1 and time.monotonic() - start < 30
+    assert "deep.py:1:1: SC001 error: this file is too deeply nested for Python to compile " \
+        "(RecursionError: maximum recursion depth exceeded during compilation)" in out
+
+
 def test_a_file_past_the_memory_budget_is_skipped_and_the_run_goes_on(tmp_path):
     (tmp_path / "big.py").write_text(SHARDING_IMPORT + "".join(f"x{i} = {i}\n" for i in range(150_000)))
     (tmp_path / "bad.py").write_text(BAD)
