@@ -303,9 +303,10 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
     if "confirm-timeout" in table:
         cfg.confirm_timeout = parse_seconds(table["confirm-timeout"],
                                             "[tool.shardcheck] confirm-timeout")
-    for key in ("memory-per-file", "generated-size-limit"):
+    for key, least in (("memory-per-file", MIN_MEMORY_PER_FILE), ("generated-size-limit", 0)):
         if key in table:
-            setattr(cfg, key.replace("-", "_"), parse_bytes(table[key], f"[tool.shardcheck] {key}"))
+            setattr(cfg, key.replace("-", "_"),
+                    parse_bytes(table[key], f"[tool.shardcheck] {key}", at_least=least))
     if "logical" in table or source is not None:  # a pyproject.toml's table: discovery too
         from .logical_config import parse_or_discover
         cfg.logical = parse_or_discover(table.get("logical"), root)
@@ -405,28 +406,45 @@ _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
 
-def parse_bytes(value: object, where: str = "--max-collective-bytes") -> int:
-    """``4096``, ``"64MiB"``, ``"1.5 GB"`` as a byte count."""
+# The largest byte count and time a budget takes: more than any machine has or a run
+# needs. A larger memory budget only overflowed the address-space limit it sets (every
+# worker died, and a run reported every file as skipped).
+MAX_BYTES = 2**50  # 1 PiB
+MAX_SECONDS = 7 * 24 * 3600.0  # a week
+MIN_MEMORY_PER_FILE = 16 * 2**20  # below this a worker cannot even import the analysis
+
+
+def parse_bytes(value: object, where: str = "--max-collective-bytes", at_least: int = 0) -> int:
+    """``4096``, ``"64MiB"``, ``"1.5 GB"`` as a byte count: 0, or from ``at_least`` to
+    ``MAX_BYTES``."""
     import re
+    n: Optional[int] = None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    if isinstance(value, float) and 0 <= value < 2**63:  # also rejects nan and inf
-        return int(value)
-    m = re.fullmatch(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([A-Za-z]*)\s*", value) \
-        if isinstance(value, str) else None
-    if m is None or m.group(2).lower() not in _UNITS:
+        n = value
+    elif isinstance(value, float) and 0 <= value < 2**63:  # also rejects nan and inf
+        n = int(value)
+    else:
+        m = re.fullmatch(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([A-Za-z]*)\s*", value) \
+            if isinstance(value, str) else None
+        if m is not None and m.group(2).lower() in _UNITS:
+            n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n is None:
         raise ConfigError(f"{where} takes a byte count like 4096, 64MiB or 1.5GB; got "
                           f"{_shown(value)}")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n > MAX_BYTES or 0 < n < at_least:
+        low = f"{at_least // 2**20} MiB" if at_least else "0"
+        raise ConfigError(f"{where} must be between {low} and 1 PiB (0: no limit); got "
+                          f"{_shown(value)}")
+    return n
 
 
 def parse_seconds(value: object, where: str) -> float:
-    """A non-negative number of seconds (``0``: no limit)."""
+    """A number of seconds from 0 (no limit) to ``MAX_SECONDS``."""
     import math
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
-            value) or value < 0:
-        raise ConfigError(f"{where} takes a number of seconds like 60 or 2.5 (0 for no limit); "
-                          f"got {_shown(value)}")
+            value) or value < 0 or value > MAX_SECONDS:
+        raise ConfigError(f"{where} takes a number of seconds like 60 or 2.5, at most a week "
+                          f"({MAX_SECONDS:g}; 0 for no limit); got {_shown(value)}")
     return float(value)
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import List, Optional
 
+MAX_JOBS = 1024  # worker processes at most: more is a fork bomb on a large tree, not speed
 COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm", "specs", "server", "daemon")
 
 
@@ -113,8 +114,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from shardcheck.analyzer.discovery import discover
     import time
     paths = args.paths or ["."]
-    if args.jobs is not None and args.jobs < 1:
-        print(f"shardcheck: -j/--jobs must be at least 1, got {args.jobs}", file=sys.stderr)
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        print(f"shardcheck: -j/--jobs must be from 1 to {MAX_JOBS}, got {args.jobs}",
+              file=sys.stderr)
         return 2
     stdin = paths == ["-"]
     if "-" in paths and not stdin:
@@ -139,7 +141,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         if args.timeout_per_file is not None:
             cfg.timeout_per_file = cfgmod.parse_seconds(args.timeout_per_file, "--timeout-per-file")
         if args.memory_per_file is not None:
-            cfg.memory_per_file = cfgmod.parse_bytes(args.memory_per_file, "--memory-per-file")
+            cfg.memory_per_file = cfgmod.parse_bytes(args.memory_per_file, "--memory-per-file",
+                                                     at_least=cfgmod.MIN_MEMORY_PER_FILE)
     except cfgmod.ConfigError as e:
         print(f"shardcheck: config error: {e}", file=sys.stderr)
         return 2
@@ -606,6 +609,12 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     idle = daemon.IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
+    from shardcheck.analyzer.config import ConfigError, parse_seconds
+    try:
+        idle = parse_seconds(idle, "--idle-timeout")
+    except ConfigError as e:
+        print(f"shardcheck: {e}", file=sys.stderr)
+        return 2
     if args.action == "run":
         from shardcheck.daemon_serve import serve
         return serve(path, idle)

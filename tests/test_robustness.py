@@ -363,11 +363,11 @@ def test_the_pre_commit_hook_uses_force_exclude():
 
 
 # -- the command line ----------------------------------------------------------------------
-@pytest.mark.parametrize("jobs", ["0", "-1"])
-def test_jobs_below_one_is_a_usage_error(tmp_path, jobs):
+@pytest.mark.parametrize("jobs", ["0", "-1", "100000"])
+def test_jobs_out_of_range_is_a_usage_error(tmp_path, jobs):
     (tmp_path / "a.py").write_text("x = 1\n")
     code, out, err = run(["check", "a.py", "-j", jobs], tmp_path)
-    assert code == 2 and err.strip().count("\n") == 0 and "-j/--jobs must be at least 1" in err
+    assert code == 2 and err.strip().count("\n") == 0 and "-j/--jobs must be from 1 to 1024" in err
 
 
 def test_the_cache_never_goes_to_an_unrelated_working_directory(tmp_path):
@@ -529,6 +529,48 @@ def test_a_file_past_the_memory_budget_is_skipped_and_the_run_goes_on(tmp_path):
     assert code == 1 and "Traceback" not in err
     assert "big.py:1:1: SC003 warning: this file was not analysed:" in out and "memory" in out
     assert "bad.py:5:" in out and "SC101" in out
+
+
+# A run whose worker fails on crash.py, as the driver says: by dying (os._exit, a
+# signal) or by an exception outside the rules. Workers are forked here (no JAX loaded),
+# so they run the patched check_one.
+_FAILING_WORKER = """
+import os, signal, sys
+from shardcheck.analyzer import supervisor
+from shardcheck.cli import main
+how = sys.argv[1]
+real = supervisor.check_one
+def check_one(path, data=None):
+    if path.endswith("crash.py"):
+        if how == "exit":
+            os._exit(3)
+        if how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        raise OverflowError("a bug of ours")
+    return real(path, data)
+supervisor.check_one = check_one
+sys.exit(main(["check", "--no-cache", "-j", "2", "crash.py", "bad.py"]))
+"""
+
+
+@pytest.mark.parametrize("how,said", [
+    ("exit", "its worker process died: exit status 3"),
+    ("kill", "its worker process died: killed by signal 9, by the system's out-of-memory "
+             "killer or another process"),
+    ("raise", "OverflowError: a bug of ours"),
+])
+def test_a_worker_that_fails_is_an_internal_error_and_exit_2_not_a_skip(tmp_path, how, said):
+    """Any worker death became a skipped-file warning and exit 0: with every worker
+    failing (an OverflowError from a memory budget too large for setrlimit), a real
+    SC101 disappeared and the run passed. ruff exits 2 on internal errors."""
+    (tmp_path / "crash.py").write_text(BAD)
+    (tmp_path / "bad.py").write_text(BAD)
+    r = subprocess.run([sys.executable, "-c", _FAILING_WORKER, how], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert f"crash.py:1:1: SC002 error: shardcheck failed while checking this file ({said}), " \
+        "so its findings are missing; please report it with this file [internal-error]" in r.stdout
+    assert "bad.py:5:" in r.stdout and "SC101" in r.stdout  # the other file's findings stay
 
 
 def test_files_are_checked_under_the_tuned_collector_and_the_caller_keeps_its_own(
