@@ -64,6 +64,14 @@ def skipped(path: str, why: str) -> Finding:
     return _meta(SKIPPED_FILE, f"this file was not analysed: {why}", path, 1, 1)
 
 
+def crashed(path: str, why: str) -> Finding:
+    """The finding of a file whose check failed inside shardcheck, not for a budget of
+    the file's (a worker that died, an exception outside the rules): an internal error,
+    so the run exits 2 rather than pass with the file's findings missing."""
+    return _meta(INTERNAL_ERROR, f"shardcheck failed while checking this file ({why}), so "
+                 "its findings are missing; please report it with this file", path, 1, 1)
+
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Python's line breaks (str.splitlines has more)
 
 

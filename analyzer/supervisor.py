@@ -24,7 +24,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from .cache import content_hash
 from .config import Config
-from .engine import read_and_check, skipped
+from .engine import crashed, read_and_check, skipped
 from .ftypes import Finding
 from .project import Project
 
@@ -109,7 +109,7 @@ def _cap_memory(budget: int) -> None:
         if hard != resource.RLIM_INFINITY:
             soft = min(soft, hard)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    except (ValueError, OSError):
+    except (ValueError, OSError, OverflowError):
         pass
 
 
@@ -147,6 +147,8 @@ def _worker_main(conn, config: Config, files: List[str], memory: int, parent: in
             result = check_one(path, data)
         except MemoryError:
             result = (path, None, [skipped(path, _over_memory(memory))], [])
+        except Exception as e:  # a bug of shardcheck's outside the rules: said, exit 2
+            result = (path, None, [crashed(path, f"{type(e).__name__}: {e}")], [])
         conn.send(result)
         now = _address_space()
         if memory and start is not None and now is not None and now - start > memory:
@@ -196,14 +198,21 @@ class _Worker:
         self.conn.close()
 
 
-def _death(code: Optional[int], memory: int) -> str:
-    """Why a worker that died took its file with it."""
-    if code in (-6, -9) and memory:  # abort (a native allocation failed) or SIGKILL
-        return _over_memory(memory)
+def _death(path: str, code: Optional[int], memory: int) -> Finding:
+    """The finding of a file whose worker died with it: skipped where the file's own
+    size or nesting killed it (its memory budget; the native parser's stack), an
+    internal error otherwise (killed from outside, or a crash of shardcheck's), which
+    fails the run (exit 2) instead of passing without the file's findings."""
+    if code == -6 and memory:  # abort: a native allocation failed under the memory cap
+        return skipped(path, _over_memory(memory))
     if code == -11:
-        return ("shardcheck's parser crashed on it (a segmentation fault: nesting too deep "
-                "for its stack); it is too complex to analyse")
-    return f"its analysis stopped the worker process (exit status {code})"
+        return skipped(path, "shardcheck's parser crashed on it (a segmentation fault: nesting "
+                             "too deep for its stack); it is too complex to analyse")
+    how = (f"killed by signal {-code}" if code is not None and code < 0
+           else f"exit status {code}")
+    if code == -9:  # never the memory cap (that fails allocations): another process
+        how += ", by the system's out-of-memory killer or another process"
+    return crashed(path, f"its worker process died: {how}")
 
 
 class WorkersFailed(Exception):
@@ -263,10 +272,11 @@ def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, file
                         if failures > 2:
                             raise WorkersFailed(f"worker exit status {w.proc.exitcode}")
                     if w.task is not None:
-                        why = (f"its analysis ran past timeout-per-file ({timeout:g} s); it is "
-                               "too large or too complex to analyse" if expired
-                               else _death(w.proc.exitcode, memory))
-                        yield w.task, None, [skipped(w.task, why)], []
+                        found = (skipped(w.task, f"its analysis ran past timeout-per-file "
+                                                 f"({timeout:g} s); it is too large or too "
+                                                 "complex to analyse") if expired
+                                 else _death(w.task, w.proc.exitcode, memory))
+                        yield w.task, None, [found], []
                     if queue:
                         spawn()
     finally:
