@@ -114,6 +114,9 @@ class Config:
     assume_defaults: bool = False
     warn_unused_ignores: bool = False  # report suppressions that silence nothing (SC005)
     baseline: Optional[str] = None  # a baseline file (analyzer/baseline.py), made absolute
+    # what the run should say it passed over (a config file over the limits of
+    # config_data); not part of the fingerprint: it changes no finding's cache entry
+    warnings: Tuple[str, ...] = ()
     _codes: Optional[frozenset] = field(default=None, repr=False, compare=False)
 
     # -- selection -------------------------------------------------------------------------
@@ -309,7 +312,9 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
                     parse_bytes(table[key], f"[tool.shardcheck] {key}", at_least=least))
     if "logical" in table or source is not None:  # a pyproject.toml's table: discovery too
         from .logical_config import parse_or_discover
-        cfg.logical = parse_or_discover(table.get("logical"), root)
+        refused: List[str] = []
+        cfg.logical = parse_or_discover(table.get("logical"), root, refused)
+        cfg.warnings = tuple(refused)
     _check_selectors(cfg)
     return cfg
 
@@ -379,7 +384,9 @@ def load(path: Optional[str] = None, start: str = ".") -> Config:
         path = find_pyproject(start)
         if path is None:
             from .logical_config import discover
-            return Config(root=(root := _project_root(start)), logical=discover(root))
+            refused: List[str] = []
+            root = _project_root(start)
+            return Config(root=root, logical=discover(root, refused), warnings=tuple(refused))
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # Python 3.10

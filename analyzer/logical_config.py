@@ -26,12 +26,13 @@ specs`` reads them as the fields of the run's config object (``interp/objects.py
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from .config import ConfigError, _shown
+from .config_data import Refused
+from .config_data import load as load_data
 from .logical_axes import Rules, normalize_rules
 from .pyconfig import read as read_small
 
@@ -74,13 +75,14 @@ class LogicalConfig:
                 self.fields]
 
 
-def parse_or_discover(table: object, root: str) -> Optional[LogicalConfig]:
+def parse_or_discover(table: object, root: str,
+                      refused: Optional[List[str]] = None) -> Optional[LogicalConfig]:
     """The declared table (``None`` when absent), with discovered rules where it sets none
-    and does not turn discovery off."""
+    and does not turn discovery off; ``refused`` (see ``discover``)."""
     declared = parse(table, root) if table is not None else None
     if declared is not None and (declared.rules is not None or not _discover_flag(table)):
         return declared
-    found = discover(root)
+    found = discover(root, refused)
     if found is None:
         return declared
     if declared is None:
@@ -101,11 +103,20 @@ _SKIP = {"__pycache__", "node_modules", "build", "dist", "site-packages", "venv"
 _MAX_FILES = 20000  # directory entries looked at, at most: discovery must stay cheap
 
 
-def discover(root: str) -> Optional[LogicalConfig]:
+def discover(root: str, refused: Optional[List[str]] = None) -> Optional[LogicalConfig]:
     """Rules from the first config file under ``root`` that holds valid
     ``logical_axis_rules`` (see the module docs for the order); None when none does.
-    A file that does not parse, or whose table is not a rule table, is passed over."""
-    for rel, rules, axes, data in _rule_files(_candidates(root), root):
+    A file that does not parse, or whose table is not a rule table, is passed over; one
+    the limits of ``config_data`` refuse too, and it is named in ``refused``, if given
+    (``path: why``), so the run can say it was not read."""
+    candidates = _candidates(root)
+    if refused is not None:
+        from .config_data import refusal
+        for rel in candidates:
+            why = refusal(os.path.join(root, rel), "logical_axis_rules")
+            if why is not None:
+                refused.append(f"{rel}: not read for logical_axis_rules: {why}")
+    for rel, rules, axes, data in _rule_files(candidates, root):
         return LogicalConfig(rules, axes, (), rel, discovered=True, fields=literal_fields(data))
     return None
 
@@ -118,17 +129,13 @@ def _rule_files(candidates: List[str], root: str) -> Iterator[Tuple[str, Rules, 
         if text is None or "logical_axis_rules" not in text:
             continue
         try:
-            if rel.endswith(".json"):
-                data = json.loads(text)
-            else:
-                import yaml
-                data = yaml.safe_load(text)
+            data = load_data(text, rel)  # within the limits: Refused past them
             if not isinstance(data, dict) or "logical_axis_rules" not in data:
                 continue
             rules = _rules(data["logical_axis_rules"], rel)
             axes_v = data.get("mesh_axes")
             axes = _axes(axes_v, rel) if axes_v is not None else None
-        except Exception:  # yaml.YAMLError, JSONDecodeError, ConfigError: not a rule file
+        except Exception:  # yaml.YAMLError, JSONDecodeError, ConfigError, Refused: not one
             continue
         yield rel, rules, axes, data
 
@@ -253,10 +260,9 @@ def _load(path: object, root: str) -> Tuple[str, Any]:
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{WHERE} file {path!r}: cannot read it ({e.__class__.__name__})") from None
     try:
-        if path.endswith(".json"):
-            return path, json.loads(text)
-        import yaml
-        return path, yaml.safe_load(text)
+        return path, load_data(text, path)
+    except Refused as e:
+        raise ConfigError(f"{WHERE} file {path!r} is not read: {e}") from None
     except Exception as e:  # yaml.YAMLError, json.JSONDecodeError: one line either way
         first = str(e).splitlines()[0] if str(e) else e.__class__.__name__
         raise ConfigError(f"{WHERE} file {path!r} does not parse: {first}") from None

@@ -146,6 +146,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except cfgmod.ConfigError as e:
         print(f"shardcheck: config error: {e}", file=sys.stderr)
         return 2
+    for w in cfg.warnings:
+        print(f"shardcheck: warning: {w}", file=sys.stderr)
     if stdin:
         return _check_stdin(args, cfg)
     warnings: List[str] = []
@@ -322,7 +324,7 @@ def _files_and_project(args: argparse.Namespace):
     except cfgmod.ConfigError as e:
         print(f"shardcheck: config error: {e}", file=sys.stderr)
         return 2
-    warnings: List[str] = []
+    warnings: List[str] = list(cfg.warnings)
     files, missing = discover(args.paths, cfg, warnings=warnings)
     for w in warnings:
         print(f"shardcheck: warning: {w}", file=sys.stderr)
