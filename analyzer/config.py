@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # imported where used: a run answered from the cache needs ne
 KNOWN_KEYS = ("select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "meshes",
               "default-mesh", "cache-dir", "respect-gitignore", "max-collective-bytes",
               "jax-version", "timeout-per-file", "memory-per-file", "generated-size-limit",
-              "confirm-timeout", "logical", "warn-unused-ignores", "baseline")
+              "confirm-timeout", "confirm-programs", "logical", "warn-unused-ignores", "baseline")
 
 # Per-file budgets: a file whose analysis runs past them gets one ``skipped-file`` finding
 # and the run goes on. Measured cost is ~20-40 s and ~1 GB per MB of source, so these let
@@ -101,6 +101,9 @@ class Config:
     scale_mesh: Optional[MeshModel] = None
     max_collective_bytes: Optional[int] = None
     confirm_timeout: Optional[float] = None  # seconds a confirmed program may run; 0: no limit
+    # confirm-programs: gitignore-style patterns of the files `confirm DIR` runs besides
+    # those with an `if __name__ == "__main__":` guard
+    confirm_programs: Tuple[str, ...] = ()
     cache_dir: Optional[str] = None
     respect_gitignore: bool = True
     jax_version: Optional[str] = None  # selects a version profile (analyzer/compat)
@@ -142,6 +145,11 @@ class Config:
     def is_excluded(self, path: str) -> bool:
         rel = _rel(path, self.root)
         return any(_glob_match(rel, p) for p in self.exclude)
+
+    def is_listed_program(self, path: str) -> bool:
+        """``path`` matches ``confirm-programs``: ``confirm DIR`` runs it."""
+        rel = _rel(path, self.root)
+        return any(_glob_match(rel, p) for p in self.confirm_programs)
 
     def mesh_values(self) -> Dict[Tuple[str, ...], MeshVal]:
         return {m.mesh.axis_names: m.value() for m in self.meshes}
@@ -283,7 +291,8 @@ def from_table(table: dict, root: str = ".", source: Optional[str] = None) -> Co
         per_file_ignores=tuple((k, _str_list(v, f"per-file-ignores[{k!r}]")) for k, v in pfi.items()),
         meshes=meshes, default_mesh=default,
         cache_dir=os.path.join(root, cache_dir) if cache_dir is not None else None,
-        respect_gitignore=gitignore, root=root, source=source)
+        respect_gitignore=gitignore, root=root, source=source,
+        confirm_programs=_str_list(table.get("confirm-programs", []), "confirm-programs"))
     warn = table.get("warn-unused-ignores", False)
     if not isinstance(warn, bool):
         raise ConfigError("[tool.shardcheck] warn-unused-ignores must be true or false (a TOML "

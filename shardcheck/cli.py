@@ -408,6 +408,16 @@ def _cmd_confirm(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     cfg, files, project = loaded
+    from shardcheck import confirm_cli
+    files, passed = confirm_cli.programs(args.paths, files, cfg, imported=args.mesh is not None)
+    if passed:
+        print(confirm_cli.passed_over_note(passed), file=sys.stderr)
+    if not files:
+        print("shardcheck: confirm found no program to run under "
+              f"{' '.join(args.paths)}: it runs the files named, and in a directory those with "
+              'an `if __name__ == "__main__":` guard or listed in confirm-programs',
+              file=sys.stderr)
+        return 2
     try:
         budget = (cfgmod.parse_bytes(args.max_collective_bytes)
                   if args.max_collective_bytes is not None else cfg.max_collective_bytes)
@@ -427,7 +437,7 @@ def _cmd_confirm(args: argparse.Namespace) -> int:
         if verdict is not None:
             print(f"{path}: does not parse: {verdict.msg}".splitlines()[0], file=sys.stderr)
             return 2
-    from shardcheck import confirm, confirm_cli, confirm_run, scale
+    from shardcheck import confirm, confirm_run, scale
     try:
         found, timeout = confirm_cli.options(args, cfg, abstract=mesh is not None)
     except confirm_run.UsageError as e:
@@ -665,8 +675,14 @@ def _not_answering(pid: int) -> str:
 
 
 def _add_confirm(sub) -> None:
-    cf = sub.add_parser("confirm", help="run programs under JAX and compare the inferred "
-                                         "types with jax.typeof")
+    cf = sub.add_parser(
+        "confirm", help="run programs under JAX and compare the inferred types with jax.typeof "
+                        "(it executes your code)",
+        description="Run programs under JAX and compare every type the analyzer infers with "
+                    "jax.typeof. confirm EXECUTES YOUR CODE, as `python PROGRAM` would, with "
+                    "your environment and permissions: the files you name, and in a directory "
+                    'those with an `if __name__ == "__main__":` guard or listed in '
+                    "confirm-programs (never setup.py, conftest.py or noxfile.py).")
     cf.add_argument("paths", nargs="+", metavar="PATH",
                     help="scripts or directories; PATH::NAME runs the jitted function NAME alone")
     cf.add_argument("--devices", type=int, default=None,

@@ -80,3 +80,58 @@ def run_scripts(args: argparse.Namespace, scripts: List[str], cfg, project,
                     print(rn.progress_line(done[0], len(scripts), res.path, res.verdict,
                                            res.seconds), file=sys.stderr, flush=True)
     return [r for r in results if r is not None]
+
+
+# Never programs, whatever they hold: running them installs, builds or configures tests
+NEVER_RUN = ("setup.py", "conftest.py", "noxfile.py")
+
+
+def programs(named: List[str], files: List[str], cfg,
+             imported: bool = False) -> Tuple[List[str], List[str]]:
+    """(the files confirm runs, the files it passes over) of ``files``: every file named
+    on the command line; of the files found in a directory, those with an
+    ``if __name__ == "__main__":`` guard or listed in ``confirm-programs`` (a library
+    module has nothing to run, and running it as ``__main__`` fails on a relative
+    import or does what the project never meant), or with ``imported`` (``--mesh``
+    imports each file to trace its jitted functions) every module; never ``setup.py``,
+    ``conftest.py`` or ``noxfile.py`` unless named."""
+    import os
+    given = {os.path.abspath(p) for p in named if os.path.isfile(p)}
+    run, passed = [], []
+    for f in files:
+        if os.path.abspath(f) in given:
+            run.append(f)
+        elif os.path.basename(f) not in NEVER_RUN and (imported or cfg.is_listed_program(f)
+                                                       or has_main_guard(f)):
+            run.append(f)
+        else:
+            passed.append(f)
+    return run, passed
+
+
+def has_main_guard(path: str) -> bool:
+    """``path`` has a top-level ``if __name__ == "__main__":`` (either way round)."""
+    import ast
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], ast.Eq):
+            sides = [test.left, test.comparators[0]]
+            names = [s.id for s in sides if isinstance(s, ast.Name)]
+            texts = [s.value for s in sides if isinstance(s, ast.Constant)]
+            if names == ["__name__"] and texts == ["__main__"]:
+                return True
+    return False
+
+
+def passed_over_note(passed: List[str]) -> str:
+    """One line for stderr naming what ``programs`` passed over."""
+    shown = ", ".join(passed[:5]) + (f" and {len(passed) - 5} more" if len(passed) > 5 else "")
+    return (f"shardcheck: not run: {len(passed)} file(s) found that are not programs (no "
+            f'`if __name__ == "__main__":` guard, or setup.py/conftest.py): {shown}; name a file '
+            "to run it, or list it in confirm-programs")

@@ -60,11 +60,12 @@ def test_programs_that_end_normally_pass_and_leave_the_cwd_clean(tmp_path):
     _write(tmp_path / "progs", CLEAN)
     before = sorted(os.listdir(tmp_path))
     started = time.monotonic()
-    r = _confirm(tmp_path, "progs", "--format", "json", "-j", "2")
+    programs = sorted(set(CLEAN) - {"helper_mod.py"})  # a module they import: no program
+    r = _confirm(tmp_path, *(f"progs/{p}" for p in programs), "--format", "json", "-j", "2")
     assert time.monotonic() - started < 110, "a background child stalled confirm"
     assert r.returncode == 0, r.stdout + r.stderr
     results = {pathlib.Path(res["path"]).name: res for res in json.loads(r.stdout)}
-    assert set(results) == set(CLEAN)
+    assert sorted(results) == programs
     for name, res in results.items():
         assert res["error"] is None and res["ok"], (name, res)
         assert res["backend"] == "cpu" and res["devices"] == 8 and res["device_kind"] == "cpu"
@@ -110,7 +111,8 @@ def test_devices_are_honoured_or_the_program_is_not_run(tmp_path):
         "eight.py": HEAD + MESH8,
         # too few devices set up by the program itself: its bug, which SC109 predicts
         "own_four.py": HEAD + "jax.config.update('jax_num_cpu_devices', 4)\n" + MESH8})
-    r = _confirm(tmp_path, "progs", "--platform", "cpu", "--devices", "4", "--format", "json")
+    r = _confirm(tmp_path, "progs/four.py", "progs/eight.py", "progs/own_four.py", "--platform",
+                 "cpu", "--devices", "4", "--format", "json")
     assert r.returncode == 1, r.stdout + r.stderr
     results = {pathlib.Path(res["path"]).name: res for res in json.loads(r.stdout)}
     assert results["four.py"]["ok"] and results["four.py"]["devices"] == 4
@@ -215,3 +217,76 @@ def test_progress_shows_on_a_terminal_only(tmp_path):
         seen[ci] = "".join(chunks)
     assert "1/1  " in seen[False] and "p.py: ok" in seen[False], seen
     assert seen[True] == "", seen
+
+
+# -- what confirm runs (issue 36): programs only, and it says it runs your code --------
+
+def test_a_directory_runs_its_programs_only(tmp_path):
+    """`confirm .` executed every .py file as __main__: setup.py, library modules (an
+    ImportError on their relative imports) and scripts with no JAX. Now: files with an
+    `if __name__ == "__main__":` guard, and those confirm-programs lists."""
+    ran = tmp_path / "ran"
+    ran.mkdir()
+
+    def marks(name: str) -> str:
+        return f"open({str(ran / name)!r}, 'w').close()\n"
+    _write(tmp_path / "proj", {
+        "setup.py": marks("setup.py") + "from setuptools import setup\n",
+        "lib.py": marks("lib.py") + HEAD + "b = jnp.ones((4,))\n",
+        "script.py": HEAD + "\ndef main():\n    b = jnp.ones((4,))\n\n\nif __name__ == '__main__':\n"
+                     "    " + marks("script.py") + "    main()\n",
+        "listed.py": marks("listed.py") + HEAD + "c = jnp.ones((4,))\n"})
+    (tmp_path / "pyproject.toml").write_text('[tool.shardcheck]\nconfirm-programs = ["proj/listed.py"]\n')
+    r = _confirm(tmp_path, "proj", "--format", "json", "-j", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(pathlib.Path(res["path"]).name for res in json.loads(r.stdout)) == [
+        "listed.py", "script.py"]
+    assert sorted(os.listdir(ran)) == ["listed.py", "script.py"]
+    assert r.stderr.count("\n") == 1 and "not run: 2 file(s) found that are not programs" in r.stderr
+    assert "proj/lib.py" in r.stderr and "proj/setup.py" in r.stderr
+    # a file named is run, program or not
+    r = _confirm(tmp_path, "proj/lib.py", "--format", "json")
+    assert r.returncode == 0 and (ran / "lib.py").exists(), r.stdout + r.stderr
+
+
+def test_a_directory_without_programs_is_refused(tmp_path):
+    _write(tmp_path / "lib", {"a.py": HEAD + "b = jnp.ones((4,))\n", "setup.py": "x = 1\n"})
+    r = _confirm(tmp_path, "lib")
+    assert r.returncode == 2 and "confirm found no program to run under lib" in r.stderr
+    assert r.stdout == ""
+
+
+def test_help_says_confirm_runs_your_code():
+    r = subprocess.run([sys.executable, "-m", "shardcheck.cli", "confirm", "--help"],
+                       capture_output=True, text=True)
+    assert "confirm EXECUTES YOUR CODE" in " ".join(r.stdout.split())
+    top = subprocess.run([sys.executable, "-m", "shardcheck.cli", "--help"], capture_output=True,
+                         text=True).stdout
+    assert "(it executes your code)" in " ".join(top.split())
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MiB file system (tmpfs; root only), or a skip."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {r.stderr.strip()}")
+    yield where
+    subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def test_a_program_that_fills_the_disk_says_so(tmp_path, small_disk):
+    """A real full disk: the sandbox lives in TMPDIR, a 4 MiB file system the program
+    fills; neither the program's output nor the driver's results can be written."""
+    prog = tmp_path / "fill.py"
+    prog.write_text(HEAD + "b = jnp.ones((4,))\n"
+                    "with open('big.bin', 'wb') as f:\n    f.write(b'x' * (8 << 20))\n")
+    env = dict(os.environ, TMPDIR=str(small_disk))
+    r = subprocess.run([sys.executable, "-m", "shardcheck.cli", "confirm", str(prog)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f"the program ran out of disk space (No space left on device) in {small_disk}" in r.stdout
+    assert "1 ran out of disk space" in r.stdout and "Traceback" not in r.stderr

@@ -23,6 +23,7 @@ BAD_VALUES = {
     "max-collective-bytes": ('"lots"', "max-collective-bytes takes a byte count"),
     "timeout-per-file": ("-1", "timeout-per-file takes a number of seconds"),
     "confirm-timeout": ('"soon"', "confirm-timeout takes a number of seconds"),
+    "confirm-programs": ("[1]", "confirm-programs must be a list of strings"),
     "memory-per-file": ('"2 GiB please"', "memory-per-file takes a byte count"),
     "generated-size-limit": ("true", "generated-size-limit takes a byte count"),
     "jax-version": ('"0.3"', "jax-version: JAX version '0.3' is not supported"),
