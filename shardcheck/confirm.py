@@ -228,6 +228,8 @@ class FileResult:
         if self.error is not None:
             if self.error["type"] == "Timeout":
                 return self.error["message"]
+            if self.error["type"] == "DiskFull":
+                return "out of disk space"
             return "failed (predicted)" if self.predicted else "failed"
         return "disagree" if not self.ok else "ok"
 
@@ -256,10 +258,14 @@ def run_program(path: str, devices: int = 8, timeout: Optional[float] = rn.DEFAU
     plan = plan or rn.DevicePlan("cpu", devices)
     flags = _dump_flags(dump_dir, defined_functions(path)) if dump_dir is not None else None
     env = rn.program_env(plan, flags)
-    with rn.Sandbox() as box:
-        code = _DRIVER.format(path=os.path.abspath(path), devices=plan.devices,
-                              result=box.result)
-        outcome = rn.run_sandboxed(code, env, timeout, box.cwd, box.result)
+    try:
+        with rn.Sandbox() as box:
+            code = _DRIVER.format(path=os.path.abspath(path), devices=plan.devices,
+                                  result=box.result)
+            outcome = rn.run_sandboxed(code, env, timeout, box.cwd, box.result)
+    except OSError as e:  # no sandbox (a full disk, an unwritable TMPDIR): it did not run
+        return {"types": [], "status": None, "backend": "", "device_kind": "", "devices": 0,
+                "seconds": 0.0, "error": _no_sandbox(e)}
     run = outcome.results or {"types": [], "status": outcome.status, "backend": "",
                               "device_kind": "", "devices": 0}
     failed = rn.failure(outcome, timeout)
@@ -267,6 +273,14 @@ def run_program(path: str, devices: int = 8, timeout: Optional[float] = rn.DEFAU
         run["error"] = failed
     run["seconds"] = outcome.seconds
     return run
+
+
+def _no_sandbox(e: OSError) -> dict:
+    import errno
+    if e.errno == errno.ENOSPC:
+        return rn.out_of_space(tempfile.gettempdir())
+    return {"type": "RunFailed", "message": f"could not be run: no directory for it in "
+            f"{tempfile.gettempdir()} ({e.strerror or e})", "line": None, "trace": []}
 
 
 def confirm_file(path: str, config=None, project=None, devices: Optional[int] = None,
@@ -285,12 +299,17 @@ def confirm_file(path: str, config=None, project=None, devices: Optional[int] = 
     needs = rn.mesh_devices(source, path, config, project)
     plan = rn.choose_devices(found or {"cpu": rn.Platform("cpu", "cpu", 0)}, needs,
                              platform, devices)
-    dump_dir = tempfile.mkdtemp(prefix="shardcheck-hlo-")
     try:
-        run = run_program(path, plan.devices, timeout, dump_dir=dump_dir, plan=plan)
-        modules = hlo.read_dump(dump_dir, os.path.abspath(path), defined_functions(path))
-    finally:
-        shutil.rmtree(dump_dir, ignore_errors=True)
+        dump_dir: Optional[str] = tempfile.mkdtemp(prefix="shardcheck-hlo-")
+    except OSError as e:
+        dump_dir, run = None, {"types": [], "seconds": 0.0, "error": _no_sandbox(e)}
+    modules: List[hlo.HloModule] = []
+    if dump_dir is not None:
+        try:
+            run = run_program(path, plan.devices, timeout, dump_dir=dump_dir, plan=plan)
+            modules = hlo.read_dump(dump_dir, os.path.abspath(path), defined_functions(path))
+        finally:
+            shutil.rmtree(dump_dir, ignore_errors=True)
     if max_bytes is None and config is not None:
         max_bytes = getattr(config, "max_collective_bytes", None)
     runtime: Dict[Key, Set[str]] = {(k[0], k[1], k[2]): set(v) for k, v in run["types"]}
@@ -301,7 +320,7 @@ def confirm_file(path: str, config=None, project=None, devices: Optional[int] = 
         rows.append(Row(path, key[0], key[1], key[2], s, r, status, reasons))
     predicted: List[str] = []
     err = run.get("error")
-    if err is not None and err["type"] != "Timeout":
+    if err is not None and err["type"] not in ("Timeout", "DiskFull"):
         # JAX's error is predicted by an error-level finding on a line of its traceback
         # in this file or, failing that (an error raised when a traced function returns,
         # say), anywhere in the file; the line is shown either way
@@ -379,6 +398,8 @@ def _error_lines(res: FileResult) -> List[str]:
         return []
     if err["type"] == "Timeout":
         return [f"  {err['message']}; the whole process group was killed"]
+    if err["type"] == "DiskFull":  # the machine's, not the program's: nothing to predict
+        return [f"  the program {err['message']}"]
     at = f" at line {err['line']}" if err.get("line") else ""
     what = ("the program " + err["message"] if err["type"] in ("SystemExit", "os._exit", "RunFailed")
             else f"the program raised {err['type']}{at}: {rn.shorten(err['message'], 160)}")
@@ -412,13 +433,17 @@ def summary(results: List[FileResult]) -> str:
     disagree = sum(r.status == "disagree" for res in results for r in res.rows)
     ran = [res for res in results if not res.not_run]
     timed_out = sum(1 for res in ran if res.error is not None and res.error["type"] == "Timeout")
-    failed = [res for res in ran if res.error is not None and res.error["type"] != "Timeout"]
+    no_space = sum(1 for res in ran if res.error is not None and res.error["type"] == "DiskFull")
+    failed = [res for res in ran if res.error is not None
+              and res.error["type"] not in ("Timeout", "DiskFull")]
     unpredicted = sum(1 for res in failed if not res.predicted)
     over = sum(len(res.over_budget) for res in results)
     parts = [f"{agree} agree, {disagree} disagree",
              f"{len(failed)} program(s) failed ({unpredicted} unpredicted runtime error(s))"]
     if timed_out:
         parts.append(f"{timed_out} timed out")
+    if no_space:
+        parts.append(f"{no_space} ran out of disk space")
     if len(ran) < len(results):
         parts.append(f"{len(results) - len(ran)} not run")
     if over:

@@ -70,6 +70,7 @@ class Outcome:
     timed_out: bool
     seconds: float
     stderr_tail: str
+    disk_full: bool = False  # the sandbox's disk had no space left when it ended
 
 
 def _has_accelerator_plugin() -> bool:
@@ -220,7 +221,26 @@ def run_sandboxed(code: str, env: Dict[str, str], timeout: Optional[float],
             results = json.load(fh)
     except (OSError, ValueError):
         pass
-    return Outcome(results, status, timed_out, seconds, _tail(out_path))
+    full = results is None and not timed_out and disk_full(workdir)
+    return Outcome(results, status, timed_out, seconds, _tail(out_path), full)
+
+
+def disk_full(path: str) -> bool:
+    """The file system of ``path`` has (almost) no space left for an ordinary user."""
+    try:
+        st = os.statvfs(path)
+    except (OSError, AttributeError):
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 2**10
+
+
+NO_SPACE = "No space left on device"
+
+
+def out_of_space(where: str) -> dict:
+    """The error of a program that ended because the disk was full."""
+    return {"type": "DiskFull", "message": f"ran out of disk space ({NO_SPACE}) in {where}: "
+            "free space there, or point TMPDIR at a larger disk", "line": None, "trace": []}
 
 
 def _tail(path: str, limit: int = 4000) -> str:
@@ -272,6 +292,8 @@ def failure(outcome: Outcome, timeout: Optional[float]) -> Optional[dict]:
                 "line": None, "trace": []}
     if outcome.results is not None:
         return None
+    if outcome.disk_full or NO_SPACE in outcome.stderr_tail:
+        return out_of_space(tempfile.gettempdir())
     status = outcome.status
     if status is not None and status < 0:
         try:
