@@ -2,7 +2,8 @@
 
 A file is changed only if one of its findings has a fix that applies; the edits of a
 file are applied from the end backwards, overlapping ones skipped (the next run gets
-them), and the result must still compile before it replaces the file atomically (a
+them), a fix's line breaks are written as the file writes its own (CRLF stays CRLF),
+and the result must still compile before it replaces the file atomically (a
 temporary file in the same directory, then ``os.replace``), with the file's mode kept.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -44,6 +46,17 @@ def _offsets(text: str) -> List[int]:
     return starts
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _newline(text: str) -> str:
+    r"""The file's line break, as libcst takes it (its first): a fix's text is generated
+    with ``\n`` (libcst's code for a node, the lines of a moved import), and a CRLF
+    file must stay CRLF. In a string literal too: Python reads either as ``\n``."""
+    m = _LINE_BREAK.search(text)
+    return m.group() if m else "\n"
+
+
 def _span(starts: List[int], row: int, column: int, end_row: int,
           end_column: int) -> Optional[Tuple[int, int]]:
     if not 1 <= row <= end_row <= len(starts):
@@ -65,6 +78,7 @@ def apply_to_text(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Fin
     A fix is all its edits or none. Fixes are taken from the end of the text backwards;
     one that collides with a fix already taken is left for the next run."""
     starts = _offsets(text)
+    newline = _newline(text)
     taken: List[Tuple[Tuple[int, int], str]] = []
     applied: List[Finding] = []
     candidates: List[Tuple[Tuple[int, int], Finding, List[Tuple[Tuple[int, int], str]]]] = []
@@ -87,6 +101,8 @@ def apply_to_text(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Fin
         taken += edits
         applied.insert(0, f)
     for (a, b), content in sorted(taken, key=lambda e: e[0], reverse=True):
+        if newline != "\n":
+            content = _LINE_BREAK.sub(newline, content)
         text = text[:a] + content + text[b:]
     return text, applied
 
