@@ -56,7 +56,9 @@ def comment_lines(text: str, findings: Sequence[Finding]) -> Tuple[str, int]:
     for f in findings:
         codes.setdefault(f.row, set()).add(f.code)
     open_ended = _lines_ending_in_strings(text)
-    lines = text.splitlines(keepends=True)
+    # rows as libcst counts them: str.splitlines would also split at a form feed or a
+    # U+2028 inside a string, and the comment would land in the string
+    lines = io.StringIO(text, newline="").readlines()
     n = 0
     for row, cs in sorted(codes.items()):
         if row < 1 or row > len(lines) or row in open_ended:

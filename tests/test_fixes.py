@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from jax_snippets import run_snippets
+from shardcheck.analyzer.add_noqa import comment_lines
 from shardcheck.analyzer.engine import check_source
 from shardcheck.analyzer.fixes import apply_to_text, fix_file
 from shardcheck.analyzer.ftypes import Finding, Fix
@@ -147,3 +148,12 @@ def test_a_fix_of_several_edits_is_applied_whole_or_not_at_all():
     # JSON keeps every edit, and reads them back
     assert Finding.from_json(both.as_json()) == both
     assert len(both.as_json()["fix"]["edits"]) == 2
+
+
+def test_add_noqa_counts_rows_as_python_does():
+    """A U+2028 in a string is no line break to Python (nor a form feed): str.splitlines
+    split there, and the comment went into the string, changing its value."""
+    text = 'import jax\ns = "a\u2028b"; c = jax.sharding.use_mesh\nx = 1\n'
+    at = Finding("SC401", "n", "m", "error", "x.py", 2, 20, 2, 40)
+    new, n = comment_lines(text, [at])
+    assert n == 1 and new == text.replace("use_mesh\n", "use_mesh  # shardcheck: ignore[SC401]\n")
