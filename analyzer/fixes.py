@@ -2,9 +2,9 @@
 
 A file is changed only if one of its findings has a fix that applies; the edits of a
 file are applied from the end backwards, overlapping ones skipped (the next run gets
-them), a fix's line breaks are written as the file writes its own (CRLF stays CRLF),
-and the result must still compile before it replaces the file atomically (a
-temporary file in the same directory, then ``os.replace``), with the file's mode kept.
+them), a fix's line breaks are written as the file writes its own, and the result must
+still compile and be encodable in the file's encoding before ``writeback`` writes it
+(atomically, keeping the file's encoding, links, owner and mode).
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ import difflib
 import io
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .ftypes import Finding
-from .sources import decode_source, read_source
+from .writeback import Original, WriteRefused, encoded, read_original, write_back
 
 
 @dataclass
@@ -30,6 +29,7 @@ class FileFix:
     new: str
     applied: List[Finding] = field(default_factory=list)
     error: Optional[str] = None  # why nothing was written
+    original: Optional[Original] = None  # the file as read (None: it could not be read)
 
 
 def fixable(finding: Finding, unsafe: bool) -> bool:
@@ -109,39 +109,27 @@ def apply_to_text(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Fin
 
 def fix_file(path: str, findings: Sequence[Finding], unsafe: bool) -> Optional[FileFix]:
     """The fixed text of ``path`` (None when none of its findings has a fix to apply);
-    ``error`` set when the fixed text would not compile (then nothing is written)."""
+    ``error`` set when the fixed text would not compile, or its encoding cannot hold it
+    (then nothing is written, and ``--diff`` says so as ``--fix`` would)."""
     chosen = [f for f in findings if fixable(f, unsafe)]
     if not chosen:
         return None
     try:
-        old = decode_source(read_source(path))
+        original = read_original(path)
     except Exception as e:  # unreadable now: the run reported it already
         return FileFix(path, "", "", error=f"cannot read it: {e}")
-    new, applied = apply_to_text(old, chosen)
-    result = FileFix(path, old, new, applied)
+    new, applied = apply_to_text(original.text, chosen)
+    result = FileFix(path, original.text, new, applied, original=original)
     try:
         compile(new, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as e:
         result.error = f"the fixed file would not compile ({e}); left unchanged"
-    return result
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Replace ``path``'s content with ``text`` (UTF-8) in one step, keeping its mode."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".shardcheck-fix-", suffix=".py")
+        return result
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        encoded(original, new)
+    except WriteRefused as e:
+        result.error = str(e)
+    return result
 
 
 def unified_diff(fixed: FileFix) -> str:
@@ -163,6 +151,7 @@ class FixRun:
 
     files: List[FileFix] = field(default_factory=list)  # files with a fix applied (or not)
     problems: List[str] = field(default_factory=list)  # files left alone, and why
+    unwritten: int = 0  # files whose write was refused or failed (the run exits 2)
 
     @property
     def applied(self) -> int:
@@ -176,6 +165,7 @@ def fix_findings(findings: Sequence[Finding], checked: Sequence[str], unsafe: bo
     else only compute the new texts (``--diff``)."""
     run = FixRun()
     wanted = {os.path.normpath(p) for p in checked}
+    ready: List[Tuple[FileFix, Original]] = []
     for path, found in sorted(by_file(findings).items()):
         if os.path.normpath(path) not in wanted:
             continue
@@ -184,14 +174,17 @@ def fix_findings(findings: Sequence[Finding], checked: Sequence[str], unsafe: bo
             continue
         if fixed.error is not None:
             run.problems.append(f"{path}: {fixed.error}")
+        elif fixed.new != fixed.old and fixed.original is not None:  # None: unreadable
+            ready.append((fixed, fixed.original))
+    if not write:
+        run.files = [fixed for fixed, _ in ready]
+        return run
+    for fixed, original in ready:
+        try:
+            write_back(original, fixed.new)
+        except WriteRefused as e:
+            run.problems.append(f"{fixed.path}: {e}")
+            run.unwritten += 1
             continue
-        if fixed.new == fixed.old:
-            continue
-        if write:
-            try:
-                write_atomically(path, fixed.new)
-            except OSError as e:
-                run.problems.append(f"{path}: cannot write the fix ({e.strerror or e}); left unchanged")
-                continue
         run.files.append(fixed)
     return run
