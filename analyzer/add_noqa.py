@@ -20,7 +20,8 @@ from typing import Dict, List, Sequence, Set, Tuple
 from .codes import INTERNAL_ERROR, SKIPPED_FILE, SYNTAX_ERROR
 from .fixes import by_file
 from .ftypes import Finding
-from .writeback import Original, WriteRefused, encoded, read_original, write_back
+from .writeback import (Original, WritePhase, WriteRefused, directories_of, encoded, read_original,
+                        write_back)
 
 _FILE_LEVEL = {SYNTAX_ERROR, INTERNAL_ERROR, SKIPPED_FILE}
 _EXISTING = re.compile(r"#\s*shardcheck:\s*ignore\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
@@ -35,8 +36,10 @@ class NoqaRun:
     unwritten: int = 0  # files whose write was refused or failed (the run exits 2)
 
 
-def add_noqa(findings: Sequence[Finding], write: bool = True) -> NoqaRun:
-    """Comment the lines of ``findings``; files written unless not ``write``."""
+def add_noqa(findings: Sequence[Finding], write: bool = True,
+             checked: Sequence[str] = ()) -> NoqaRun:
+    """Comment the lines of ``findings``; files written unless not ``write`` (the
+    temporary files killed runs left beside the ``checked`` files are removed first)."""
     run = NoqaRun()
     kept = [f for f in findings if f.code not in _FILE_LEVEL and f.cell is None]  # not cells
     ready: List[Tuple[Original, str, int]] = []
@@ -64,14 +67,17 @@ def add_noqa(findings: Sequence[Finding], write: bool = True) -> NoqaRun:
     if not write:
         run.added = sum(n for _, _, n in ready)
         return run
-    for original, new, n in ready:
-        try:
-            write_back(original, new)
-        except WriteRefused as e:
-            run.problems.append(f"{original.path}: {e}")
-            run.unwritten += 1
-            continue
-        run.added += n
+    with WritePhase(directories_of([*checked, *(o.path for o, _, _ in ready)])) as phase:
+        for original, new, n in ready:
+            if phase.stopped:  # SIGINT or SIGTERM: the file written last is whole
+                break
+            try:
+                write_back(original, new)
+            except WriteRefused as e:
+                run.problems.append(f"{original.path}: {e}")
+                run.unwritten += 1
+                continue
+            run.added += n
     return run
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .ftypes import Finding
-from .writeback import Original, WriteRefused, encoded, read_original, write_back
+from .writeback import (Original, WritePhase, WriteRefused, directories_of, encoded, read_original,
+                        write_back)
 
 
 @dataclass
@@ -179,12 +180,15 @@ def fix_findings(findings: Sequence[Finding], checked: Sequence[str], unsafe: bo
     if not write:
         run.files = [fixed for fixed, _ in ready]
         return run
-    for fixed, original in ready:
-        try:
-            write_back(original, fixed.new)
-        except WriteRefused as e:
-            run.problems.append(f"{fixed.path}: {e}")
-            run.unwritten += 1
-            continue
-        run.files.append(fixed)
+    with WritePhase(directories_of(checked)) as phase:
+        for fixed, original in ready:
+            if phase.stopped:  # SIGINT or SIGTERM: the file written last is whole
+                break
+            try:
+                write_back(original, fixed.new)
+            except WriteRefused as e:
+                run.problems.append(f"{fixed.path}: {e}")
+                run.unwritten += 1
+                continue
+            run.files.append(fixed)
     return run

@@ -14,18 +14,31 @@ Both commands write through ``write_back``, so every write keeps what the user h
   and so is a file that changed since it was read.
 
 The temporary files (``.shardcheck-fix-<pid>-<random>.tmp``) are never checked (they
-do not end in ``.py``), and are removed on every error.
+do not end in ``.py``), are removed on every error, and never see SIGINT or SIGTERM
+mid-write (``WritePhase`` holds both until the file being written is whole). Only
+SIGKILL can leave one; the next writing run removes those whose process is gone (and
+the ``*.py`` ones earlier versions named, once an hour old).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import signal
 import stat
+import threading
+import time
 from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Set
 
+from .discovery import OLD_FIX_TEMPORARY
 from .sources import Unreadable, decode_source, read_source, source_encoding
 
 TEMP_PREFIX = ".shardcheck-fix-"
+_TEMP = re.compile(r"\.shardcheck-fix-(?P<pid>\d+)-[0-9a-f]+\.tmp\Z")
+# a temporary file lives for one file's write (milliseconds): one this old is a dead
+# run's, even when its pid has been reused by a live process
+STALE_AFTER_S = 3600.0
 
 
 class WriteRefused(Exception):
@@ -173,3 +186,97 @@ def _remove(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def directories_of(paths: Iterable[str]) -> Set[str]:
+    """Where writing ``paths`` puts temporary files: their directories, and those of
+    the files their symlinks point to."""
+    out: Set[str] = set()
+    for p in paths:
+        out.add(os.path.dirname(os.path.abspath(p)))
+        if os.path.islink(p):
+            out.add(os.path.dirname(os.path.realpath(p)))
+    return out
+
+
+def sweep_stale(directories: Iterable[str]) -> List[str]:
+    """Remove from ``directories`` the temporary files runs killed mid-write left (ours
+    only: our name, and a process that is gone or an age no write takes); the removed."""
+    removed: List[str] = []
+    now = time.time()
+    for directory in sorted(set(directories)):
+        try:
+            names = [n for n in os.listdir(directory) if n.startswith(TEMP_PREFIX)]
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(directory, name)
+            if _stale(name, path, now):
+                try:
+                    os.unlink(path)
+                except OSError:
+                    continue
+                removed.append(path)
+    return removed
+
+
+def _stale(name: str, path: str, now: float) -> bool:
+    ours = _TEMP.match(name)
+    if ours is None and OLD_FIX_TEMPORARY.match(name) is None:  # an earlier version's: by age
+        return False
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    if now - st.st_mtime > STALE_AFTER_S:
+        return True
+    return ours is not None and not _alive(int(ours["pid"]))
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # no process of ours has it: not ours to judge
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):  # another user's process (EPERM), or no such pid
+        return True
+    return True
+
+
+class WritePhase:
+    """The files of one run being written. Entering removes the temporary files that
+    killed runs left in ``directories``; inside, SIGINT and SIGTERM (in the main thread,
+    where Python handles signals) are held: ``stopped`` tells the writer to write no
+    further file, and on leaving, the signal takes effect as it would have."""
+
+    def __init__(self, directories: Iterable[str] = ()) -> None:
+        self.directories = list(directories)
+        self.pending: Optional[int] = None
+        self._saved: Dict[int, Any] = {}
+
+    def __enter__(self) -> "WritePhase":
+        sweep_stale(self.directories)
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) is not signal.SIG_IGN:  # `nohup`, a background job
+                    self._saved[sig] = signal.signal(sig, self._hold)
+        return self
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        if self.pending is None:
+            self.pending = signum
+
+    @property
+    def stopped(self) -> bool:
+        return self.pending is not None
+
+    def __exit__(self, kind: Any, value: Any, traceback: Any) -> None:
+        for sig, handler in self._saved.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        self._saved.clear()
+        if self.pending is not None:  # as it would have, had it not been held
+            signal.raise_signal(self.pending)

@@ -237,7 +237,7 @@ def _add_noqa(args: argparse.Namespace, findings: list, files: list, cfg, cache_
     remains (file-level findings, lines inside strings)."""
     from shardcheck.analyzer import runner
     from shardcheck.analyzer.add_noqa import add_noqa
-    noqa = add_noqa(findings)
+    noqa = add_noqa(findings, checked=files)
     for problem in noqa.problems:
         print(f"shardcheck: warning: {problem}", file=sys.stderr)
     result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
