@@ -6,10 +6,11 @@ Both commands write through ``write_back``, so every write keeps what the user h
   text is encoded in it and must read back as exactly that text, else nothing is written;
 - a symlink: the file it points to is written and the link stays a link;
 - the file itself: a file of one link is replaced atomically (a temporary file beside
-  it, given the old one's owner, group and mode, then renamed over it); a file of
-  several hard links cannot be renamed over without splitting its links, so it is
-  written in place once the new bytes are ready, and its old bytes are written back if
-  that write fails;
+  it, given the old one's owner, group, extended attributes and mode, then renamed over
+  it); a file of several hard links cannot be renamed over without splitting its links,
+  nor can a new file always get those (not as root), so then the file is written in
+  place once the new bytes are ready, and its old bytes are written back if that write
+  fails;
 - the user's refusals: a file without its owner's write bit is left alone even for root,
   and so is a file that changed since it was read.
 
@@ -103,8 +104,9 @@ def write_back(original: Original, text: str) -> None:
 
 def _replace(target: str, data: bytes, st: os.stat_result) -> bool:
     """Write ``data`` to a temporary file beside ``target`` and rename it over
-    ``target``; False (nothing changed) when the new file cannot have ``target``'s owner
-    and group, or the directory takes no new file: then only writing in place keeps them."""
+    ``target``; False (nothing changed) when the new file cannot have ``target``'s owner,
+    group and attributes, or the directory takes no new file: then only writing in place
+    keeps them."""
     tmp = os.path.join(os.path.dirname(target),
                        f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}.tmp")
     try:
@@ -115,7 +117,7 @@ def _replace(target: str, data: bytes, st: os.stat_result) -> bool:
     try:
         try:
             _write_all(fd, data)
-            if not _same_owner(fd, st):
+            if not _same_owner(fd, st) or not _same_attributes(fd, target):
                 _remove(tmp)
                 return False
             _set_mode(fd, tmp, stat.S_IMODE(st.st_mode))  # after chown, which drops set-id bits
@@ -145,6 +147,23 @@ def _same_owner(fd: int, st: os.stat_result) -> bool:
     try:
         os.fchown(fd, st.st_uid, st.st_gid)
     except PermissionError:  # not root, and not its owner (or not in its group)
+        return False
+    return True
+
+
+def _same_attributes(fd: int, target: str) -> bool:
+    """The new file given ``target``'s extended attributes (a POSIX ACL, an SELinux
+    label, ``user.*``); after chown, which drops ``security.capability``."""
+    if not hasattr(os, "listxattr"):  # not Linux
+        return True
+    try:
+        names = os.listxattr(target)
+    except OSError:  # a filesystem that keeps none
+        return True
+    try:
+        for name in names:
+            os.setxattr(fd, name, os.getxattr(target, name))
+    except OSError:  # not root: a label or a trusted.* it may not set
         return False
     return True
 

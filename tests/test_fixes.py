@@ -274,6 +274,20 @@ def test_root_keeps_the_owner_group_and_mode_of_another_user_file(tmp_path):
     assert p.read_bytes() == _expected(USE_MESH.encode(), "--fix")
 
 
+def test_the_extended_attributes_are_kept(tmp_path):
+    """A POSIX ACL and an SELinux label are extended attributes; ``user.*`` stands in."""
+    p = tmp_path / "m.py"
+    p.write_text(USE_MESH)
+    try:
+        os.setxattr(p, "user.shardcheck-test", b"kept")
+    except (AttributeError, OSError) as e:  # not Linux, or a filesystem without them
+        pytest.skip(f"no user extended attributes here: {e}")
+    code, _, err = _main("--fix", str(p))
+    assert code == 0, err
+    assert os.getxattr(p, "user.shardcheck-test") == b"kept"
+    assert p.read_bytes() == _expected(USE_MESH.encode(), "--fix")
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
 def test_an_owner_the_new_file_cannot_get_is_kept_by_writing_in_place(tmp_path, monkeypatch):
     """Not root (``fchown`` refused), fixing another user's file in a directory it may
