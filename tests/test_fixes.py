@@ -244,19 +244,30 @@ def test_every_hard_link_sees_the_fix(tmp_path):
     assert p.stat().st_ino == other.stat().st_ino == inode and p.stat().st_nlink == 2
 
 
+def _fsync_failing_once(monkeypatch, directory, error):
+    """``os.fsync`` raising ``error`` the first time it flushes a file of ``directory``;
+    the flushes of its files, in a list. Other flushes (another test's thread) go on."""
+    real, flushed = os.fsync, []
+
+    def fsync(fd):
+        if os.fstat(fd).st_ino in {e.stat().st_ino for e in os.scandir(directory)}:
+            flushed.append(fd)
+            if len(flushed) == 1:
+                raise error
+        real(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    return flushed
+
+
 def test_a_failed_write_in_place_puts_the_old_bytes_back(tmp_path, monkeypatch):
     p = tmp_path / "m.py"
     p.write_text(USE_MESH)
     os.link(p, tmp_path / "same.py")
-    calls = []
-
-    def full(fd):  # the disk fills as the fix is flushed; the restore finds room again
-        calls.append(fd)
-        if len(calls) == 1:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    monkeypatch.setattr(os, "fsync", full)
+    # the disk fills as the fix is flushed; the restore finds room again
+    flushed = _fsync_failing_once(monkeypatch, tmp_path,
+                                  OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
     code, _, err = _main("--fix", str(p))
-    assert code == 2 and len(calls) == 2
+    assert code == 2 and len(flushed) == 2
     assert f"{p}: cannot write it (No space left on device); left unchanged" in err
     assert p.read_text() == (tmp_path / "same.py").read_text() == USE_MESH
 
@@ -327,7 +338,10 @@ def test_a_write_the_directory_refuses_is_one_line_and_exit_2(tmp_path, monkeypa
     p.write_text(USE_MESH)
 
     def refused(src, dst):
+        if os.path.dirname(src) != str(tmp_path):
+            return replace(src, dst)
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), src)
+    replace = os.replace
     monkeypatch.setattr(os, "replace", refused)
     code, _, err = _main(flag, str(p))
     assert code == 2 and "Traceback" not in err
@@ -341,10 +355,7 @@ def test_an_exception_mid_write_removes_the_temporary_file(tmp_path, monkeypatch
     p = tmp_path / "m.py"
     p.write_text(USE_MESH)
     original = read_original(str(p))
-
-    def interrupted(fd):
-        raise KeyboardInterrupt
-    monkeypatch.setattr(os, "fsync", interrupted)
+    _fsync_failing_once(monkeypatch, tmp_path, KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt):
         write_back(original, USE_MESH.replace("use_mesh", "set_mesh"))
     assert p.read_text() == USE_MESH and _temporaries(tmp_path) == []
