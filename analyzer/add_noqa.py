@@ -1,7 +1,8 @@
 """``shardcheck check --add-noqa``: a suppression comment for each finding that stands, so
 a big codebase adopts shardcheck at zero findings and only new code is held to it (as
 ruff's ``--add-noqa``). Each line gets ``# shardcheck: ignore[CODES]`` (merged into one it
-already has); a file is rewritten atomically, and only if the result still compiles.
+already has); a file is written back as ``writeback`` writes (its encoding, line
+endings, links, owner and mode kept), and only if the result still compiles.
 
 A finding whose line ends inside a string (a triple-quoted literal) cannot take a
 comment there and is left, and so are the file-level findings (a file that does not
@@ -13,41 +14,71 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Set, Tuple
 
 from .codes import INTERNAL_ERROR, SKIPPED_FILE, SYNTAX_ERROR
-from .fixes import by_file, write_atomically
+from .fixes import by_file
 from .ftypes import Finding
-from .sources import decode_source, read_source
+from .writeback import (Original, WritePhase, WriteRefused, directories_of, encoded, read_original,
+                        write_back)
 
 _FILE_LEVEL = {SYNTAX_ERROR, INTERNAL_ERROR, SKIPPED_FILE}
 _EXISTING = re.compile(r"#\s*shardcheck:\s*ignore\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
 
 
-def add_noqa(findings: Sequence[Finding], write: bool = True) -> Tuple[int, List[str]]:
-    """(how many lines got a comment, problems to report); files written unless not
-    ``write``."""
-    added, problems = 0, []
+@dataclass
+class NoqaRun:
+    """What ``--add-noqa`` did: the lines it commented, the files it left alone and why."""
+
+    added: int = 0
+    problems: List[str] = field(default_factory=list)
+    unwritten: int = 0  # files whose write was refused or failed (the run exits 2)
+
+
+def add_noqa(findings: Sequence[Finding], write: bool = True,
+             checked: Sequence[str] = ()) -> NoqaRun:
+    """Comment the lines of ``findings``; files written unless not ``write`` (the
+    temporary files killed runs left beside the ``checked`` files are removed first)."""
+    run = NoqaRun()
     kept = [f for f in findings if f.code not in _FILE_LEVEL and f.cell is None]  # not cells
+    ready: List[Tuple[Original, str, int]] = []
     for path, fs in by_file(kept).items():
         try:
-            text = decode_source(read_source(path))
+            original = read_original(path)
         except Exception as e:
-            problems.append(f"{path}: cannot read it ({e}); left unchanged")
+            run.problems.append(f"{path}: cannot read it ({e}); left unchanged")
             continue
-        new, n = comment_lines(text, fs)
+        new, n = comment_lines(original.text, fs)
         if n == 0:
             continue
         try:
             compile(new, path, "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as e:
-            problems.append(f"{path}: with the comments it would not compile ({e}); left "
-                            "unchanged")
+            run.problems.append(f"{path}: with the comments it would not compile ({e}); left "
+                                "unchanged")
             continue
-        if write:
-            write_atomically(path, new)
-        added += n
-    return added, problems
+        try:
+            encoded(original, new)
+        except WriteRefused as e:
+            run.problems.append(f"{path}: {e}")
+            continue
+        ready.append((original, new, n))
+    if not write:
+        run.added = sum(n for _, _, n in ready)
+        return run
+    with WritePhase(directories_of([*checked, *(o.path for o, _, _ in ready)])) as phase:
+        for original, new, n in ready:
+            if phase.stopped:  # SIGINT or SIGTERM: the file written last is whole
+                break
+            try:
+                write_back(original, new)
+            except WriteRefused as e:
+                run.problems.append(f"{original.path}: {e}")
+                run.unwritten += 1
+                continue
+            run.added += n
+    return run
 
 
 def comment_lines(text: str, findings: Sequence[Finding]) -> Tuple[str, int]:
@@ -56,7 +87,9 @@ def comment_lines(text: str, findings: Sequence[Finding]) -> Tuple[str, int]:
     for f in findings:
         codes.setdefault(f.row, set()).add(f.code)
     open_ended = _lines_ending_in_strings(text)
-    lines = text.splitlines(keepends=True)
+    # rows as libcst counts them: str.splitlines would also split at a form feed or a
+    # U+2028 inside a string, and the comment would land in the string
+    lines = io.StringIO(text, newline="").readlines()
     n = 0
     for row, cs in sorted(codes.items()):
         if row < 1 or row > len(lines) or row in open_ended:

@@ -10,6 +10,7 @@ instead of blocking on it or calling it missing."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from .config import Config
@@ -17,6 +18,9 @@ from .config import Config
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".tox", ".nox",
               ".mypy_cache", ".pytest_cache", ".ruff_cache", ".shardcheck_cache", "build", "dist",
               "site-packages"}
+# the temporary file a `check --fix` killed mid-write left before its name ended in .tmp
+# (mkstemp's 8 characters, then .py): never checked, and swept by writeback
+OLD_FIX_TEMPORARY = re.compile(r"\.shardcheck-fix-[a-z0-9_]{8}\.py\Z")
 
 
 def _gitignore(dirpath: str, cache: Dict[str, object]):
@@ -120,6 +124,8 @@ def _walk(root: str, config: Config, cache: Dict[str, object], force_exclude: bo
         dirnames[:] = keep
         for name in sorted(filenames):
             if not name.endswith((".py", ".ipynb")):  # notebooks: analyzer/notebooks.py
+                continue
+            if OLD_FIX_TEMPORARY.match(name):
                 continue
             full = os.path.join(dirpath, name)
             if excluded(full) or _ignored(full, False, stack):

@@ -2,8 +2,9 @@
 
 A file is changed only if one of its findings has a fix that applies; the edits of a
 file are applied from the end backwards, overlapping ones skipped (the next run gets
-them), and the result must still compile before it replaces the file atomically (a
-temporary file in the same directory, then ``os.replace``), with the file's mode kept.
+them), a fix's line breaks are written as the file writes its own, and the result must
+still compile and be encodable in the file's encoding before ``writeback`` writes it
+(atomically, keeping the file's encoding, links, owner and mode).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import difflib
 import io
 import os
-import tempfile
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .ftypes import Finding
-from .sources import decode_source, read_source
+from .writeback import (Original, WritePhase, WriteRefused, directories_of, encoded, read_original,
+                        write_back)
 
 
 @dataclass
@@ -28,6 +30,7 @@ class FileFix:
     new: str
     applied: List[Finding] = field(default_factory=list)
     error: Optional[str] = None  # why nothing was written
+    original: Optional[Original] = None  # the file as read (None: it could not be read)
 
 
 def fixable(finding: Finding, unsafe: bool) -> bool:
@@ -42,6 +45,17 @@ def _offsets(text: str) -> List[int]:
         pos += len(line)
         starts.append(pos)
     return starts
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _newline(text: str) -> str:
+    r"""The file's line break, as libcst takes it (its first): a fix's text is generated
+    with ``\n`` (libcst's code for a node, the lines of a moved import), and a CRLF
+    file must stay CRLF. In a string literal too: Python reads either as ``\n``."""
+    m = _LINE_BREAK.search(text)
+    return m.group() if m else "\n"
 
 
 def _span(starts: List[int], row: int, column: int, end_row: int,
@@ -65,6 +79,7 @@ def apply_to_text(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Fin
     A fix is all its edits or none. Fixes are taken from the end of the text backwards;
     one that collides with a fix already taken is left for the next run."""
     starts = _offsets(text)
+    newline = _newline(text)
     taken: List[Tuple[Tuple[int, int], str]] = []
     applied: List[Finding] = []
     candidates: List[Tuple[Tuple[int, int], Finding, List[Tuple[Tuple[int, int], str]]]] = []
@@ -87,45 +102,35 @@ def apply_to_text(text: str, findings: Sequence[Finding]) -> Tuple[str, List[Fin
         taken += edits
         applied.insert(0, f)
     for (a, b), content in sorted(taken, key=lambda e: e[0], reverse=True):
+        if newline != "\n":
+            content = _LINE_BREAK.sub(newline, content)
         text = text[:a] + content + text[b:]
     return text, applied
 
 
 def fix_file(path: str, findings: Sequence[Finding], unsafe: bool) -> Optional[FileFix]:
     """The fixed text of ``path`` (None when none of its findings has a fix to apply);
-    ``error`` set when the fixed text would not compile (then nothing is written)."""
+    ``error`` set when the fixed text would not compile, or its encoding cannot hold it
+    (then nothing is written, and ``--diff`` says so as ``--fix`` would)."""
     chosen = [f for f in findings if fixable(f, unsafe)]
     if not chosen:
         return None
     try:
-        old = decode_source(read_source(path))
+        original = read_original(path)
     except Exception as e:  # unreadable now: the run reported it already
         return FileFix(path, "", "", error=f"cannot read it: {e}")
-    new, applied = apply_to_text(old, chosen)
-    result = FileFix(path, old, new, applied)
+    new, applied = apply_to_text(original.text, chosen)
+    result = FileFix(path, original.text, new, applied, original=original)
     try:
         compile(new, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as e:
         result.error = f"the fixed file would not compile ({e}); left unchanged"
-    return result
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Replace ``path``'s content with ``text`` (UTF-8) in one step, keeping its mode."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".shardcheck-fix-", suffix=".py")
+        return result
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        encoded(original, new)
+    except WriteRefused as e:
+        result.error = str(e)
+    return result
 
 
 def unified_diff(fixed: FileFix) -> str:
@@ -147,6 +152,7 @@ class FixRun:
 
     files: List[FileFix] = field(default_factory=list)  # files with a fix applied (or not)
     problems: List[str] = field(default_factory=list)  # files left alone, and why
+    unwritten: int = 0  # files whose write was refused or failed (the run exits 2)
 
     @property
     def applied(self) -> int:
@@ -160,6 +166,7 @@ def fix_findings(findings: Sequence[Finding], checked: Sequence[str], unsafe: bo
     else only compute the new texts (``--diff``)."""
     run = FixRun()
     wanted = {os.path.normpath(p) for p in checked}
+    ready: List[Tuple[FileFix, Original]] = []
     for path, found in sorted(by_file(findings).items()):
         if os.path.normpath(path) not in wanted:
             continue
@@ -168,14 +175,20 @@ def fix_findings(findings: Sequence[Finding], checked: Sequence[str], unsafe: bo
             continue
         if fixed.error is not None:
             run.problems.append(f"{path}: {fixed.error}")
-            continue
-        if fixed.new == fixed.old:
-            continue
-        if write:
+        elif fixed.new != fixed.old and fixed.original is not None:  # None: unreadable
+            ready.append((fixed, fixed.original))
+    if not write:
+        run.files = [fixed for fixed, _ in ready]
+        return run
+    with WritePhase(directories_of(checked)) as phase:
+        for fixed, original in ready:
+            if phase.stopped:  # SIGINT or SIGTERM: the file written last is whole
+                break
             try:
-                write_atomically(path, fixed.new)
-            except OSError as e:
-                run.problems.append(f"{path}: cannot write the fix ({e.strerror or e}); left unchanged")
+                write_back(original, fixed.new)
+            except WriteRefused as e:
+                run.problems.append(f"{fixed.path}: {e}")
+                run.unwritten += 1
                 continue
-        run.files.append(fixed)
+            run.files.append(fixed)
     return run

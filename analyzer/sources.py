@@ -99,9 +99,11 @@ def _position(data: bytes, offset: int) -> tuple:
     return row, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
 
 
-def decode_source(data: bytes) -> str:
-    """``data`` decoded as CPython decodes a source file (a UTF-8 BOM, else a coding
-    cookie in the first two lines, else UTF-8); ``SourceError`` naming the problem."""
+def source_encoding(data: bytes) -> str:
+    """The codec CPython decodes the source file ``data`` with, as ``tokenize`` names it:
+    ``utf-8-sig`` after a UTF-8 BOM (encoding with it writes the BOM back), else the
+    coding cookie's (``iso-8859-1`` for ``latin-1``), else ``utf-8``. Writing a file
+    back in it keeps what Python reads; ``SourceError`` naming the problem."""
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) or data[:4] in (
             codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE):
         raise SourceError("this file is encoded as UTF-16 or UTF-32 (it starts with that "
@@ -112,6 +114,13 @@ def decode_source(data: bytes) -> str:
         encoding, _ = tokenize.detect_encoding(lambda: next(lines, b""))
     except SyntaxError as e:
         raise _cookie_problem(data, str(e)) from None
+    return encoding
+
+
+def decode_source(data: bytes) -> str:
+    """``data`` decoded as CPython decodes a source file (a UTF-8 BOM, else a coding
+    cookie in the first two lines, else UTF-8); ``SourceError`` naming the problem."""
+    encoding = source_encoding(data)
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as e:

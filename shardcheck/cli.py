@@ -172,6 +172,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir, progress=update)
     if args.add_noqa:
         return _add_noqa(args, result.findings, files, cfg, cache_dir)
+    unwritten = 0  # files --fix had to write and could not: the run exits 2
     if args.fix or args.diff:
         from shardcheck.analyzer.fixes import fix_findings
         fixed = fix_findings(result.findings, files, args.unsafe_fixes, write=not args.diff)
@@ -186,8 +187,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
             return 1 if fixed.applied else 0
         if fixed.files:  # what remains, checked on the fixed files
             result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+        unwritten = fixed.unwritten
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
-              f"{len(result.findings)} remaining.", file=sys.stderr)
+              f"{len(result.findings)} remaining{_unwritten(unwritten)}.", file=sys.stderr)
     elapsed = time.perf_counter() - start
     if args.write_baseline:
         return _write_baseline(args.write_baseline, result.findings)
@@ -199,7 +201,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.verbose:
         print(f"checked {result.files} files ({result.cached} from cache) in {elapsed:.2f}s",
               file=sys.stderr)
-    return _status(findings, args)
+    return 2 if unwritten else _status(findings, args)
 
 
 def _write_baseline(path: str, findings: list) -> int:
@@ -240,15 +242,20 @@ def _add_noqa(args: argparse.Namespace, findings: list, files: list, cfg, cache_
     remains (file-level findings, lines inside strings)."""
     from shardcheck.analyzer import runner
     from shardcheck.analyzer.add_noqa import add_noqa
-    added, problems = add_noqa(findings)
-    for problem in problems:
+    noqa = add_noqa(findings, checked=files)
+    for problem in noqa.problems:
         print(f"shardcheck: warning: {problem}", file=sys.stderr)
     result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
-    print(f"Added {added} suppression comment(s); {len(result.findings)} finding(s) remain.",
-          file=sys.stderr)
+    print(f"Added {noqa.added} suppression comment(s); {len(result.findings)} finding(s) "
+          f"remain{_unwritten(noqa.unwritten)}.", file=sys.stderr)
     if not _emit(_report(args, result.findings, result.files), args):
         return 2
-    return _status(result.findings, args)
+    return 2 if noqa.unwritten else _status(result.findings, args)
+
+
+def _unwritten(n: int) -> str:
+    """How many files a requested write left unchanged (each said above), for the summary."""
+    return f"; {n} file(s) could not be written (exit status 2)" if n else ""
 
 
 def _report(args: argparse.Namespace, findings: list, files: int) -> str:

@@ -170,3 +170,14 @@ def test_no_move_where_a_use_cannot_be_rewritten(src):
     moves = [f for f in check_source(src, "x.py") if f.fix and len(f.fix.edits()) > 1
              or f.fix and "import" in f.fix.message]
     assert moves == []
+
+
+def test_a_crlf_file_stays_crlf_including_the_lines_a_move_inserts():
+    """libcst writes a node's code with LF, and the move joins its import lines with LF:
+    in a CRLF file each is written CRLF (a mixed file is what editors and git flag)."""
+    src = ("from jax.experimental.shard_map import shard_map, foo\n"
+           "f = shard_map(lambda b: b, None,\n"
+           "              None, None, check_rep=False)\n")
+    fixed = _fixed(src)
+    assert fixed.count("\n") == src.count("\n") + 1  # `import jax` is inserted
+    assert _fixed(src.replace("\n", "\r\n")) == fixed.replace("\n", "\r\n")
