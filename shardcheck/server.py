@@ -16,6 +16,7 @@ An analysis of an older version of a document is never published.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 from concurrent.futures import Future
@@ -107,6 +108,7 @@ class _Handlers:
         # not forked from here: pygls runs threads, and a child would inherit their locks
         self.workers = SourceWorkers(WORKERS, method=threaded_start_method())
         self.shut_down = False
+        self.exit_status = 0  # the input ended with no `exit`: nothing went wrong
         self._said_in_process = False
 
     def opened(self, uri: str):
@@ -317,6 +319,30 @@ class _Handlers:
                        range=self.rng(lines, found.row, found.column, found.end_row,
                                       found.end_column))
 
+    def end(self, exiting: bool) -> None:
+        """``shutdown`` (the workers stop) or ``exit`` (its status, as LSP fixes it: 0
+        after a shutdown, else 1)."""
+        if exiting:
+            self.exit_status = 0 if self.shut_down else 1
+        self.shut_down = True
+        self.workers.close()
+
+
+def _answering(handler):
+    """A request's handler whose failure (a bug of shardcheck's) is answered as an
+    internal error that names it: pygls would put its traceback in the response."""
+    from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+
+    @functools.wraps(handler)
+    async def answer(params):
+        try:
+            return await handler(params)
+        except (asyncio.CancelledError, JsonRpcException):
+            raise
+        except Exception as e:
+            raise JsonRpcInternalError(f"shardcheck: internal error ({type(e).__name__}: {e}); "
+                                       "please report it".splitlines()[0]) from None
+    return answer
 
 
 def build():
@@ -325,7 +351,7 @@ def build():
     from lsprotocol import types as t
     from pygls.lsp.server import LanguageServer
 
-    ls = LanguageServer("shardcheck", __version__)
+    ls = LanguageServer("shardcheck", __version__, protocol_cls=_protocol_class())
     h = _Handlers(ls, t)
 
     @ls.feature(t.TEXT_DOCUMENT_DID_OPEN)
@@ -346,14 +372,82 @@ def build():
 
     @ls.feature(t.TEXT_DOCUMENT_CODE_ACTION, t.CodeActionOptions(
         code_action_kinds=[t.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False))
+    @_answering
     async def code_action(params: t.CodeActionParams):
         return await h.code_action(params)
 
     @ls.feature(t.TEXT_DOCUMENT_HOVER)
+    @_answering
     async def hover(params: t.HoverParams):
         return await h.hover(params)
 
+    # pygls ends the process itself on `exit` (with the status LSP asks for, which its
+    # own start_io then swallows): these only record it, and stop the workers
+    @ls.feature(t.SHUTDOWN)
+    def shutdown(*_: Any) -> None:
+        h.end(exiting=False)
+
+    @ls.feature(t.EXIT)
+    def exit_(*_: Any) -> None:
+        h.end(exiting=True)
+
     return ls, h
+
+
+class _Malformed:
+    """A request whose params do not have its method's types: answered InvalidParams."""
+
+    def __init__(self, msg_id: Any, why: str) -> None:
+        self.id, self.why = msg_id, why
+
+
+def _protocol_class():
+    """pygls's protocol, answering the requests it leaves unanswered (LSP: every request
+    gets a response). Hooked where pygls decides, and nowhere else."""
+    from lsprotocol import types as t
+    from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+    from pygls.protocol import LanguageServerProtocol
+    from pygls.protocol.json_rpc import RPCRequest
+
+    class Protocol(LanguageServerProtocol):
+        def structure_message(self, data: Dict[str, Any]):
+            # pygls raises InvalidParams from json.loads's object hook, where the message's
+            # id is lost: its reader logs the error and the request is never answered
+            try:
+                return super().structure_message(data)
+            except JsonRpcException as e:
+                if "id" in data and "method" in data and "error" not in data:
+                    return _Malformed(data["id"], _why_malformed(e))
+                raise
+
+        def handle_message(self, message):
+            if isinstance(message, _Malformed):
+                self._send_response(message.id, error=JsonRpcInvalidParams(
+                    f"Invalid Params: {message.why}").to_response_error())
+                return
+            # pygls drops requests after shutdown unanswered; LSP: InvalidRequest
+            if self._shutdown and isinstance(message, RPCRequest) and message.method != t.EXIT:
+                self._send_response(message.id, error=JsonRpcInvalidRequest(
+                    f"Invalid Request: the server is shut down; it answers {message.method!r} "
+                    "no more").to_response_error())
+                return
+            super().handle_message(message)
+
+    return Protocol
+
+
+def _why_malformed(e: BaseException) -> str:
+    """What was wrong with a request's params, in one line: cattrs says where, as a path
+    in the message ($.params.position.line)."""
+    cause = e.__cause__
+    try:
+        from cattrs import transform_error
+        if cause is not None:
+            return "; ".join(transform_error(cause))
+    except Exception:  # not a cattrs error, or an older cattrs: its own words
+        pass
+    said = str(cause or e).splitlines()
+    return said[0] if said else "they do not match the method's types"
 
 
 def _quick_fixes(t, params, known: _Document, lines: List[str], rng, uri: str) -> list:
@@ -400,7 +494,7 @@ def _fix_all(t, known: _Document, lines: List[str], uri: str, path: str):
 
 
 def run() -> int:
-    """Serve LSP on stdin/stdout until the client exits."""
+    """Serve LSP on stdin/stdout until the client exits; the exit status LSP asks for."""
     try:
         server, handlers = build()
     except ImportError as e:
@@ -408,10 +502,31 @@ def run() -> int:
               f"shardcheck depends on; reinstall it (pip install 'pygls>=2,<3'): {e}",
               file=sys.stderr)
         return 2
+    _one_line_logs()
     handlers.workers.start()
     try:
         server.start_io()
     finally:
         handlers.workers.close()
-    return 0
+    return handlers.exit_status
 
+
+def _one_line_logs() -> None:
+    """Each log record on stderr (which editors show the user) in one line. pygls logs
+    a bad message with the traceback in its text, and a handler's error with exc_info;
+    asyncio and concurrent.futures log tracebacks too."""
+    import logging
+
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            lines = record.getMessage().splitlines()
+            line = lines[0] if lines else ""
+            error = record.exc_info[1] if record.exc_info else None
+            if error is not None:
+                said = str(error).splitlines()
+                line += f" ({type(error).__name__}{': ' + said[0] if said else ''})"
+            return f"shardcheck server: {record.levelname.lower()}: {line}"
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine())
+    logging.getLogger().addHandler(handler)

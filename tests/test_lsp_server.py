@@ -16,6 +16,7 @@ from typing import Optional
 
 import pytest
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
@@ -411,3 +412,72 @@ def test_a_newer_version_supersedes_the_analysis_of_the_older(budgets):
 
 def test_the_hover_index_is_under_the_budget_too(budgets):
     assert budgets["hover_slow"] is None and budgets["hover_slow_s"] < 8  # unbudgeted: ~18 s
+
+
+# -- the protocol, as LSP 3.17 says: every request is answered ------------------------------
+async def _outcome(request) -> tuple:
+    """("answer", its result), ("error", the JSON-RPC error) or ("none", None) when no
+    answer came in 10 s."""
+    try:
+        return "answer", await asyncio.wait_for(request, 10)
+    except JsonRpcException as e:
+        return "error", e
+    except asyncio.TimeoutError:
+        return "none", None
+
+
+async def _protocol_session(root: str) -> dict:
+    out: dict = {}
+    editor = _Editor(root)
+    try:
+        await editor.begin()
+        wrong = _at(editor.uri("model.py"), 0, 0)
+        object.__setattr__(wrong.position, "line", "zero")  # past lsprotocol's validator
+        out["wrong_params"] = await _outcome(editor.text_document_hover_async(wrong))
+        # on disk, but never opened: no answer is read from the file (`x` is an array)
+        out["hover_unopened"] = await _outcome(editor.text_document_hover_async(
+            _at(editor.uri("model.py"), 13, 4)))
+        out["actions_unopened"] = await _outcome(editor.text_document_code_action_async(
+            _nothing_selected(editor.uri("legacy.py"))))  # it has a safe fix
+        out["hover_missing"] = await _outcome(editor.text_document_hover_async(
+            _at(editor.uri("missing.py"), 0, 0)))
+        await editor.shutdown_async(None)
+        out["after_shutdown"] = await _outcome(editor.text_document_hover_async(
+            _at(editor.uri("model.py"), 0, 0)))
+    finally:
+        await editor.end(shut_down=False)
+    out["status"], out["stderr"] = editor.status, editor.stderr
+    unannounced = _Editor(root)  # `exit` with no `shutdown` first
+    await unannounced.begin()
+    await unannounced.end(shut_down=False)
+    out["status_unannounced"] = unannounced.status
+    return out
+
+
+@pytest.fixture(scope="module")
+def protocol(tmp_path_factory):
+    root = tmp_path_factory.mktemp("protocol")
+    (root / "model.py").write_text(MODEL)
+    (root / "legacy.py").write_text(LEGACY)
+    return asyncio.run(_protocol_session(str(root)))
+
+
+def test_wrongly_typed_params_are_answered_invalid_params(protocol):
+    how, e = protocol["wrong_params"]
+    assert how == "error" and e.code == JsonRpcInvalidParams.CODE
+    assert "$.params.position.line" in e.message and "Traceback" not in str(e.data)
+
+
+def test_a_document_never_opened_gets_null_not_an_error(protocol):
+    for case in ("hover_unopened", "actions_unopened", "hover_missing"):
+        assert protocol[case] == ("answer", None), case
+
+
+def test_requests_after_shutdown_are_invalid_and_exit_says_whether_it_came(protocol):
+    how, e = protocol["after_shutdown"]
+    assert how == "error" and e.code == JsonRpcInvalidRequest.CODE
+    assert protocol["status"] == 0 and protocol["status_unannounced"] == 1
+
+
+def test_no_traceback_on_stderr(protocol):
+    assert protocol["stderr"] and "Traceback" not in protocol["stderr"]
