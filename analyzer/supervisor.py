@@ -525,12 +525,11 @@ class SourceWorkers:
     def _serve(self) -> None:
         try:
             while not self._closed:
-                try:
-                    self._step()
-                except WorkersFailed as e:
-                    self.failure = str(e)
-                    self._stop_workers()
-                    self._answer_queue_here()
+                self._step()
+        except Exception as e:  # WorkersFailed, or a bug here: the tasks must still be answered
+            self.failure = str(e) if isinstance(e, WorkersFailed) else f"{type(e).__name__}: {e}"
+            self._stop_workers()
+            self._answer_queue_here()
         finally:
             self._stop_workers()
 
@@ -549,7 +548,10 @@ class SourceWorkers:
                     job.future.set_exception(e)
 
     def _spawn(self) -> None:
-        w = _Worker(self._ctx, main=_source_worker_main)
+        try:
+            w = _Worker(self._ctx, main=_source_worker_main)
+        except (OSError, RuntimeError, ValueError) as e:  # no process can start here
+            raise WorkersFailed(f"a worker process cannot start: {e}") from None
         self._workers[id(w)] = w
 
     def _stop_workers(self) -> None:
