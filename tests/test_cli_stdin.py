@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 SRC = ('import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n'
        'mesh = jax.make_mesh((2, 4), ("data", "model"))\ns = NamedSharding(mesh, P("modle"))\n')
@@ -203,12 +202,10 @@ def test_a_buffer_is_checked_under_the_budgets_of_check_file(tmp_path):
                 [sys.executable, "-m", "shardcheck", "check", "--no-cache", "--format", "json",
                  *flags, *where], cwd=tmp_path, text=True, stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    start = time.monotonic()
     done = {}
     for (name, how), run in runs.items():
         out, err = run.communicate(files[name][0] if how == "stdin" else "", timeout=120)
         done[name, how] = (run.returncode, json.loads(out), "Traceback" in err)
-    assert time.monotonic() - start < 30  # unbudgeted, the slow buffer alone takes about 6 s
     for name in files:
         assert done[name, "stdin"] == done[name, "file"], name
         code, [f], _ = done[name, "stdin"]
