@@ -640,15 +640,16 @@ class SourceWorkers:
                 job.future.set_exception(Superseded("a newer task replaced it"))
 
     def _assign(self) -> None:
-        """Each queued job whose key runs nothing to an idle worker, in order; workers
-        started for the jobs left waiting (a server's pool is kept at its size: a
-        killed worker is replaced at once)."""
+        """Each queued job whose key runs nothing to an idle worker: hovers first (someone
+        waits for them; diagnostics come when they come), else in order; workers started
+        for the jobs left waiting (a server's pool is kept at its size: a killed worker is
+        replaced at once)."""
         idle = [w for w in self._workers.values() if w.ready and id(w) not in self._jobs]
         busy = {j.key for j in self._jobs.values() if j.key is not None}
         given: List[Tuple[_Job, _Worker]] = []
         waiting = 0
         with self._lock:
-            for job in list(self._queue):
+            for job in sorted(self._queue, key=lambda j: j.task.kind != HOVER):
                 if job.future.cancelled():
                     self._queue.remove(job)
                 elif job.key is None or job.key not in busy:
