@@ -9,8 +9,6 @@ down with it.
 from __future__ import annotations
 
 import os
-import sys
-import threading
 from dataclasses import dataclass, replace
 from typing import Callable, List, Optional, Tuple
 
@@ -152,12 +150,10 @@ def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[
     from concurrent.futures import ProcessPoolExecutor
 
     from .supervisor import (WorkersFailed, check_one, init_pool_worker, init_worker,
-                             run_supervised, tuned_collector)
+                             run_supervised, start_method, tuned_collector)
     jobs = jobs or os.cpu_count() or 1
-    # fork is cheapest, but unsafe once threads run; JAX's are native threads that
-    # `threading` cannot see, so a process that loaded JAX (a test, a notebook) spawns
-    forkable = hasattr(os, "fork") and threading.active_count() == 1 and "jax" not in sys.modules
-    method = "fork" if forkable else "spawn"
+    method = start_method()
+    forkable = method == "fork"
     budgeted = bool(config.timeout_per_file or config.memory_per_file)
     if jobs > 1:  # largest first: the last files to finish are small, no worker waits long
         todo = sorted(todo, key=lambda t: -_size(*t))

@@ -299,19 +299,17 @@ def _emit(report: str, args: argparse.Namespace) -> bool:
 
 def _check_stdin(args: argparse.Namespace, cfg) -> int:
     """``shardcheck check - [--stdin-filename PATH]``: the source on standard input, checked
-    as the file PATH (no cache; imports resolved from PATH's directory)."""
-    from shardcheck.analyzer.engine import check_source
-    from shardcheck.analyzer.project import Project
+    as ``check PATH`` checks the file, under the same budgets and size limit (no cache;
+    imports resolved from PATH's directory)."""
+    from shardcheck.analyzer.supervisor import SourceTask, analyse_source
     name = args.stdin_filename or "-"
     args.from_stdin = True  # the file on disk is not the buffer: no code frames from it
     data = sys.stdin.buffer.read()
     if args.stdin_filename and args.force_exclude and cfg.is_excluded(os.path.abspath(name)):
         findings: list = []
     else:
-        project = Project(cfg)
-        if args.stdin_filename and os.path.isfile(name):
-            project.add_file(name)
-        findings = check_source(data, name, cfg, project)
+        files = (name,) if args.stdin_filename and os.path.isfile(name) else ()
+        findings = analyse_source(SourceTask(name, data, cfg, files))
     kept = _baselined(args, cfg, findings)
     if kept is None:
         return 2

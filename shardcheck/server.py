@@ -6,17 +6,27 @@ file's ``[tool.shardcheck]``, its ``per-file-ignores`` and ``exclude``, sibling 
 read from disk), offers each finding's fix as a quick fix and all safe fixes as
 ``source.fixAll.shardcheck``, and on hover shows the sharding type shardcheck infers
 for the array expression under the cursor.
+
+Every analysis runs in a warm worker process under the file's ``timeout-per-file`` and
+``memory-per-file`` (``supervisor.SourceWorkers``): a document past a budget gets
+``check``'s skipped-file diagnostic, and the server answers other requests meanwhile.
+An analysis of an older version of a document is never published.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
 import sys
+from concurrent.futures import Future
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._version import __version__
 
 FIX_ALL = "source.fixAll.shardcheck"
+# worker processes: one document's runaway analysis leaves one for the others
+WORKERS = 2
 
 
 class _Document:
@@ -26,8 +36,15 @@ class _Document:
         self.version, self.source, self.findings = version, source, findings
 
 
+class _Pending:
+    """An analysis under way: the version of the document it analyses, and its answer."""
+
+    def __init__(self, version: Optional[int], source: str, answer: asyncio.Future) -> None:
+        self.version, self.source, self.answer = version, source, answer
+
+
 class _Settings:
-    """The config and project for a file, cached per pyproject.toml (and its mtime)."""
+    """The config for a file, cached per pyproject.toml (and its mtime)."""
 
     def __init__(self) -> None:
         self._configs: Dict[Tuple[str, float], Any] = {}
@@ -47,25 +64,58 @@ class _Settings:
                 return None, str(e)
         return self._configs[key], None
 
-    @staticmethod
-    def project(cfg, path: str):
-        from shardcheck.analyzer.project import Project
-        project = Project(cfg)
-        if os.path.isfile(path):  # its siblings import as they would from the file
-            project.add_file(path)
-        return project
+
+def _on_loop(future: Future) -> asyncio.Future:
+    """``future`` (settled in the workers' thread) as a future of the running loop,
+    settled in the loop's thread; left alone once the loop is closed (the server is
+    exiting and nobody waits)."""
+    loop = asyncio.get_running_loop()
+    mirror = loop.create_future()
+
+    def copy(done: Future) -> None:
+        if mirror.done():
+            return
+        if done.cancelled():
+            mirror.cancel()
+        elif done.exception() is not None:
+            mirror.set_exception(done.exception())  # type: ignore[arg-type]
+        else:
+            mirror.set_result(done.result())
+
+    def settle(done: Future) -> None:
+        try:
+            loop.call_soon_threadsafe(copy, done)
+        except RuntimeError:
+            pass
+    future.add_done_callback(settle)
+    return mirror
 
 
 class _Handlers:
-    """The server's state (the last analysis of each document) and its answers."""
+    """The server's state (the last analysis of each document, the analyses under way)
+    and its answers. Everything here runs in the event loop's thread."""
 
     def __init__(self, ls, t) -> None:
         from pygls.uris import from_fs_path, to_fs_path
+
+        from shardcheck.analyzer.supervisor import SourceWorkers, threaded_start_method
         self.ls, self.t = ls, t
         self.from_fs_path, self.to_fs_path = from_fs_path, to_fs_path
         self.docs: Dict[str, _Document] = {}
-        self.hovers: Dict[str, Tuple[str, Any]] = {}  # uri -> (source, its HoverIndex)
+        self.checks: Dict[str, _Pending] = {}  # uri -> its latest analysis under way
+        self.hovers: Dict[str, Tuple[str, asyncio.Future]] = {}  # uri -> (source, its HoverIndex)
         self.settings = _Settings()
+        # not forked from here: pygls runs threads, and a child would inherit their locks
+        self.workers = SourceWorkers(WORKERS, method=threaded_start_method())
+        self.shut_down = False
+        self.exit_status = 0  # the input ended with no `exit`: nothing went wrong
+        self._said_in_process = False
+
+    def opened(self, uri: str):
+        """The document the client opened at ``uri``, or None (never opened, or closed):
+        pygls would read one it does not hold from disk."""
+        from urllib.parse import unquote
+        return self.ls.workspace.text_documents.get(unquote(uri))
 
     def rng(self, lines: List[str], row: int, col: int, end_row: int, end_col: int):
         """1-based rows, 1-based code-point columns -> an LSP range in the client's units."""
@@ -98,31 +148,77 @@ class _Handlers:
         return [t.Diagnostic(range=t.Range(start=start, end=start), message=message,
                              severity=t.DiagnosticSeverity.Error, source="shardcheck")]
 
-    def analyse(self, uri: str) -> Optional[_Document]:
-        """Check the document as it is now and publish its diagnostics."""
-        from shardcheck.analyzer.engine import check_source
-        t = self.t
-        doc = self.ls.workspace.get_text_document(uri)
-        path = self.to_fs_path(uri)
-        if path is None or not (path.endswith((".py", ".pyi")) or doc.language_id == "python"):
-            return None
-        source = doc.source
-        cfg, problem = self.settings.config(path)
-        findings: list = []
-        if cfg is None:
-            diagnostics = self._config_error(problem or "")
-        else:
-            here = os.path.abspath(path)
-            if not cfg.is_excluded(here):
-                found = check_source(source, path, cfg, self.settings.project(cfg, path))
-                # a finding placed in a module this one imports belongs to that file
-                findings = self._baselined(cfg, [f for f in found
-                                                 if os.path.abspath(f.filename) == here])
+    def _publish(self, uri: str, doc, findings: list, diagnostics: Optional[list] = None) -> None:
+        self.docs[uri] = _Document(doc.version, doc.source, findings)
+        if diagnostics is None:
             diagnostics = [self.diagnostic(f, i, doc.lines) for i, f in enumerate(findings)]
-        self.docs[uri] = _Document(doc.version, source, findings)
-        self.ls.text_document_publish_diagnostics(
-            t.PublishDiagnosticsParams(uri=uri, version=doc.version, diagnostics=diagnostics))
-        return self.docs[uri]
+        self.ls.text_document_publish_diagnostics(self.t.PublishDiagnosticsParams(
+            uri=uri, version=doc.version, diagnostics=diagnostics))
+
+    def _task(self, uri: str, doc, kind: str):
+        """(the document's analysis as a worker's task, None) or (None, why it has
+        none: "other" for a file that is not Python, else its config error)."""
+        from shardcheck.analyzer.supervisor import CHECK, SourceTask
+        path = self.to_fs_path(uri)
+        if path is None or kind == CHECK and not (path.endswith((".py", ".pyi"))
+                                                  or doc.language_id == "python"):
+            return None, "other"
+        cfg, problem = self.settings.config(path)
+        if cfg is None:
+            return None, problem or ""
+        files = (path,) if os.path.isfile(path) else ()  # its siblings import as from the file
+        return SourceTask(path, doc.source, cfg, files, kind), None
+
+    def analyse(self, uri: str) -> None:
+        """Analyse the document as it is now; its diagnostics are published when the
+        analysis ends, unless the document changed meanwhile."""
+        from shardcheck.analyzer.supervisor import CHECK
+        doc = self.opened(uri)
+        if doc is None or self.shut_down:
+            return
+        self.checks.pop(uri, None)
+        task, problem = self._task(uri, doc, CHECK)
+        if task is None:
+            if problem != "other":
+                self._publish(uri, doc, [], self._config_error(problem or ""))
+            return
+        if task.config.is_excluded(os.path.abspath(task.path)):
+            self._publish(uri, doc, [])
+            return
+        pending = _Pending(doc.version, doc.source, _on_loop(self.workers.submit(task, key=uri)))
+        self.checks[uri] = pending
+        pending.answer.add_done_callback(lambda _: self._checked(uri, pending, task))
+
+    def _checked(self, uri: str, pending: _Pending, task) -> None:
+        from shardcheck.analyzer.supervisor import Superseded
+        answer = pending.answer
+        if answer.cancelled() or isinstance(answer.exception(), Superseded):
+            return  # a newer analysis replaced it
+        if answer.exception() is not None:  # a bug of shardcheck's (in-process only)
+            self.ls.window_log_message(self.t.LogMessageParams(
+                type=self.t.MessageType.Error, message=f"shardcheck: internal error analysing "
+                f"{task.path}: {type(answer.exception()).__name__}: {answer.exception()}"))
+            return
+        if self.checks.get(uri) is not pending:
+            return  # the document changed (or closed) since: a newer analysis is under way
+        del self.checks[uri]
+        doc = self.opened(uri)
+        if doc is None or (doc.version, doc.source) != (pending.version, pending.source):
+            return
+        self._say_if_in_process()
+        here = os.path.abspath(task.path)
+        # a finding placed in a module this one imports belongs to that file
+        findings = [f for f in answer.result() if os.path.abspath(f.filename) == here]
+        self._publish(uri, doc, self._baselined(task.config, findings))
+
+    def _say_if_in_process(self) -> None:
+        failure = self.workers.failure
+        if failure is not None and not self._said_in_process:
+            self._said_in_process = True
+            self.ls.window_log_message(self.t.LogMessageParams(
+                type=self.t.MessageType.Warning,
+                message=f"shardcheck: no worker process can start here ({failure}); files are "
+                        "analysed in the server's process, without the per-file budgets"))
 
     def _baselined(self, cfg, findings: list) -> list:
         """The findings the config's baseline file does not hide (all, if it is bad)."""
@@ -136,25 +232,50 @@ class _Handlers:
                 type=self.t.MessageType.Warning, message=f"shardcheck: baseline error: {e}"))
             return findings
 
-    def current(self, uri: str) -> Optional[_Document]:
-        known = self.docs.get(uri)
-        if known is not None and known.source == self.ls.workspace.get_text_document(uri).source:
-            return known
-        return self.analyse(uri)
+    async def current(self, uri: str) -> Optional[_Document]:
+        """The analysis of the document as it is now, once it has ended (None: the
+        document is not open, or not a Python file, or its analysis failed)."""
+        from shardcheck.analyzer.supervisor import Superseded
+        while not self.shut_down:
+            doc = self.opened(uri)
+            if doc is None:
+                return None
+            known = self.docs.get(uri)
+            if known is not None and (known.version, known.source) == (doc.version, doc.source):
+                return known
+            pending = self.checks.get(uri)
+            if pending is None or (pending.version, pending.source) != (doc.version, doc.source):
+                self.analyse(uri)
+                pending = self.checks.get(uri)
+                if pending is None:  # decided at once (a config error, excluded), or not Python
+                    known = self.docs.get(uri)
+                    return known if known is not None and known.source == doc.source else None
+            try:
+                await asyncio.shield(pending.answer)
+            except asyncio.CancelledError:
+                if not pending.answer.cancelled():
+                    raise  # this request was cancelled
+            except Superseded:
+                pass  # replaced by a newer analysis, which the next turn waits for
+            except Exception:
+                return None  # it failed: _checked said why
+        return None
 
     def close(self, uri: str) -> None:
         self.docs.pop(uri, None)
         self.hovers.pop(uri, None)
+        self.checks.pop(uri, None)
+        self.workers.cancel(uri)
         self.ls.text_document_publish_diagnostics(
             self.t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    def code_action(self, params):
+    async def code_action(self, params):
         t = self.t
         uri = params.text_document.uri
-        known = self.current(uri)
+        known = await self.current(uri)
         if known is None:
             return None
-        lines = self.ls.workspace.get_text_document(uri).lines
+        lines = self.opened(uri).lines
         only = params.context.only
         actions = []
         if not only or any(str(k).startswith("quickfix") for k in only):
@@ -165,36 +286,72 @@ class _Handlers:
                 actions.append(fix_all)
         return actions or None
 
-    def hover(self, params):
-        from shardcheck.analyzer.hover import index
+    async def hover(self, params):
+        from shardcheck.analyzer.supervisor import HOVER
         t = self.t
         uri = params.text_document.uri
-        doc = self.ls.workspace.get_text_document(uri)
-        path = self.to_fs_path(uri)
-        if path is None:
+        doc = self.opened(uri)
+        if doc is None or self.shut_down:
             return None
-        cfg = self.settings.config(path)[0]
-        if cfg is None:
+        task, _ = self._task(uri, doc, HOVER)
+        if task is None:
             return None
+        source, lines = doc.source, doc.lines  # the version the position is in
         cached = self.hovers.get(uri)
-        if cached is None or cached[0] != doc.source:  # one analysis per version
-            cached = self.hovers[uri] = (doc.source, index(doc.source, path, cfg,
-                                                           self.settings.project(cfg, path)))
-        pos = self.ls.workspace.position_codec.position_from_client_units(doc.lines, params.position)
-        found = cached[1].at(pos.line + 1, pos.character + 1)
+        if cached is None or cached[0] != source or cached[1].done() and (
+                cached[1].cancelled() or cached[1].exception() is not None):
+            cached = self.hovers[uri] = (source, _on_loop(self.workers.submit(task, key=uri)))
+        try:
+            found_index = await asyncio.shield(cached[1])
+        except asyncio.CancelledError:
+            if not cached[1].cancelled():
+                raise  # this request was cancelled
+            return None  # replaced: the document changed
+        except Exception:
+            return None
+        if found_index is None:  # not analysed: past a budget, or too large
+            return None
+        pos = self.ls.workspace.position_codec.position_from_client_units(lines, params.position)
+        found = found_index.at(pos.line + 1, pos.character + 1)
         if found is None:
             return None
         return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=found.markdown()),
-                       range=self.rng(doc.lines, found.row, found.column, found.end_row,
+                       range=self.rng(lines, found.row, found.column, found.end_row,
                                       found.end_column))
+
+    def end(self, exiting: bool) -> None:
+        """``shutdown`` (the workers stop) or ``exit`` (its status, as LSP fixes it: 0
+        after a shutdown, else 1)."""
+        if exiting:
+            self.exit_status = 0 if self.shut_down else 1
+        self.shut_down = True
+        self.workers.close()
+
+
+def _answering(handler):
+    """A request's handler whose failure (a bug of shardcheck's) is answered as an
+    internal error that names it: pygls would put its traceback in the response."""
+    from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+
+    @functools.wraps(handler)
+    async def answer(params):
+        try:
+            return await handler(params)
+        except (asyncio.CancelledError, JsonRpcException):
+            raise
+        except Exception as e:
+            raise JsonRpcInternalError(f"shardcheck: internal error ({type(e).__name__}: {e}); "
+                                       "please report it".splitlines()[0]) from None
+    return answer
 
 
 def build():
-    """The server, its features registered (ImportError when pygls is not installed)."""
+    """(the server, its features registered; its handlers) (ImportError when pygls is
+    not installed)."""
     from lsprotocol import types as t
     from pygls.lsp.server import LanguageServer
 
-    ls = LanguageServer("shardcheck", __version__)
+    ls = LanguageServer("shardcheck", __version__, protocol_cls=_protocol_class())
     h = _Handlers(ls, t)
 
     @ls.feature(t.TEXT_DOCUMENT_DID_OPEN)
@@ -215,14 +372,82 @@ def build():
 
     @ls.feature(t.TEXT_DOCUMENT_CODE_ACTION, t.CodeActionOptions(
         code_action_kinds=[t.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False))
-    def code_action(params: t.CodeActionParams):
-        return h.code_action(params)
+    @_answering
+    async def code_action(params: t.CodeActionParams):
+        return await h.code_action(params)
 
     @ls.feature(t.TEXT_DOCUMENT_HOVER)
-    def hover(params: t.HoverParams):
-        return h.hover(params)
+    @_answering
+    async def hover(params: t.HoverParams):
+        return await h.hover(params)
 
-    return ls
+    # pygls ends the process itself on `exit` (with the status LSP asks for, which its
+    # own start_io then swallows): these only record it, and stop the workers
+    @ls.feature(t.SHUTDOWN)
+    def shutdown(*_: Any) -> None:
+        h.end(exiting=False)
+
+    @ls.feature(t.EXIT)
+    def exit_(*_: Any) -> None:
+        h.end(exiting=True)
+
+    return ls, h
+
+
+class _Malformed:
+    """A request whose params do not have its method's types: answered InvalidParams."""
+
+    def __init__(self, msg_id: Any, why: str) -> None:
+        self.id, self.why = msg_id, why
+
+
+def _protocol_class():
+    """pygls's protocol, answering the requests it leaves unanswered (LSP: every request
+    gets a response). Hooked where pygls decides, and nowhere else."""
+    from lsprotocol import types as t
+    from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+    from pygls.protocol import LanguageServerProtocol
+    from pygls.protocol.json_rpc import RPCRequest
+
+    class Protocol(LanguageServerProtocol):
+        def structure_message(self, data: Dict[str, Any]):
+            # pygls raises InvalidParams from json.loads's object hook, where the message's
+            # id is lost: its reader logs the error and the request is never answered
+            try:
+                return super().structure_message(data)
+            except JsonRpcException as e:
+                if "id" in data and "method" in data and "error" not in data:
+                    return _Malformed(data["id"], _why_malformed(e))
+                raise
+
+        def handle_message(self, message):
+            if isinstance(message, _Malformed):
+                self._send_response(message.id, error=JsonRpcInvalidParams(
+                    f"Invalid Params: {message.why}").to_response_error())
+                return
+            # pygls drops requests after shutdown unanswered; LSP: InvalidRequest
+            if self._shutdown and isinstance(message, RPCRequest) and message.method != t.EXIT:
+                self._send_response(message.id, error=JsonRpcInvalidRequest(
+                    f"Invalid Request: the server is shut down; it answers {message.method!r} "
+                    "no more").to_response_error())
+                return
+            super().handle_message(message)
+
+    return Protocol
+
+
+def _why_malformed(e: BaseException) -> str:
+    """What was wrong with a request's params, in one line: cattrs says where, as a path
+    in the message ($.params.position.line)."""
+    cause = e.__cause__
+    try:
+        from cattrs import transform_error
+        if cause is not None:
+            return "; ".join(transform_error(cause))
+    except Exception:  # not a cattrs error, or an older cattrs: its own words
+        pass
+    said = str(cause or e).splitlines()
+    return said[0] if said else "they do not match the method's types"
 
 
 def _quick_fixes(t, params, known: _Document, lines: List[str], rng, uri: str) -> list:
@@ -260,7 +485,7 @@ def _fix_all(t, known: _Document, lines: List[str], uri: str, path: str):
         return None
     try:
         compile(new, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     end = t.Position(line=len(lines), character=0)
     edit = t.TextEdit(range=t.Range(start=t.Position(line=0, character=0), end=end), new_text=new)
@@ -269,13 +494,39 @@ def _fix_all(t, known: _Document, lines: List[str], uri: str, path: str):
 
 
 def run() -> int:
-    """Serve LSP on stdin/stdout until the client exits."""
+    """Serve LSP on stdin/stdout until the client exits; the exit status LSP asks for."""
     try:
-        server = build()
+        server, handlers = build()
     except ImportError as e:
         print(f"shardcheck: the language server needs pygls 2 and lsprotocol, which "
               f"shardcheck depends on; reinstall it (pip install 'pygls>=2,<3'): {e}",
               file=sys.stderr)
         return 2
-    server.start_io()
-    return 0
+    _one_line_logs()
+    handlers.workers.start()
+    try:
+        server.start_io()
+    finally:
+        handlers.workers.close()
+    return handlers.exit_status
+
+
+def _one_line_logs() -> None:
+    """Each log record on stderr (which editors show the user) in one line. pygls logs
+    a bad message with the traceback in its text, and a handler's error with exc_info;
+    asyncio and concurrent.futures log tracebacks too."""
+    import logging
+
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            lines = record.getMessage().splitlines()
+            line = lines[0] if lines else ""
+            error = record.exc_info[1] if record.exc_info else None
+            if error is not None:
+                said = str(error).splitlines()
+                line += f" ({type(error).__name__}{': ' + said[0] if said else ''})"
+            return f"shardcheck server: {record.levelname.lower()}: {line}"
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine())
+    logging.getLogger().addHandler(handler)

@@ -6,13 +6,16 @@ files and UTF-16 positions."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import textwrap
+from typing import Optional
 
 import pytest
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
@@ -63,74 +66,119 @@ WIDE = 'import jax\nfrom jax import P\nmesh = jax.make_mesh((8,), ("data",))\n' 
        's = jax.NamedSharding(mesh, P("data")) if "\U0001F600" else jax.NamedSharding(mesh, P("modl"))\n'
 
 
-async def _session(root: str) -> dict:
-    out: dict = {}
-    client = LanguageClient("shardcheck-tests", "0")
-    published: asyncio.Queue = asyncio.Queue()
+class _Editor(LanguageClient):
+    """pygls's client driving ``shardcheck server`` as an editor does: documents opened
+    and changed by their path under ``root``, each document's published diagnostics
+    kept in order, and the server's exit status and stderr once it has exited."""
 
-    @client.feature(t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def _diagnostics(params):
-        published.put_nowait(params)
+    def __init__(self, root: str) -> None:
+        super().__init__("shardcheck-tests", "0")
+        self.root = root
+        self.published: dict = {}  # uri -> its PublishDiagnosticsParams, in order
+        self._taken: dict = {}  # uri -> how many of them next_for has returned
+        self._arrived = asyncio.Event()
+        self.status: Optional[int] = None
+        self.stderr = ""
 
-    async def next_for(uri):
-        while True:
-            p = await asyncio.wait_for(published.get(), 120)
-            if p.uri == uri:
-                return p
+        @self.feature(t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _diagnostics(params):
+            self.published.setdefault(params.uri, []).append(params)
+            self._arrived.set()
 
-    def open_doc(name: str, text: str, version: int = 1) -> str:
-        uri = from_fs_path(os.path.join(root, name))
-        client.text_document_did_open(t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(
+    async def server_exit(self, server) -> None:
+        self.status = server.returncode
+        self.stderr = (await server.stderr.read()).decode(errors="replace")
+
+    async def begin(self) -> t.InitializeResult:
+        await self.start_io(sys.executable, "-m", "shardcheck", "server")
+        init = await self.initialize_async(t.InitializeParams(
+            capabilities=t.ClientCapabilities(), root_uri=from_fs_path(self.root)))
+        self.initialized(t.InitializedParams())
+        return init
+
+    async def next_for(self, uri: str):
+        """The next diagnostics published for ``uri`` that this has not returned yet."""
+        seen = self._taken.get(uri, 0)
+        while len(self.published.get(uri, [])) <= seen:
+            self._arrived.clear()
+            await asyncio.wait_for(self._arrived.wait(), 120)
+        self._taken[uri] = seen + 1
+        return self.published[uri][seen]
+
+    def uri(self, name: str) -> str:
+        return from_fs_path(os.path.join(self.root, name))
+
+    def open(self, name: str, text: str, version: int = 1) -> str:
+        uri = self.uri(name)
+        self.text_document_did_open(t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(
             uri=uri, language_id="python", version=version, text=text)))
         return uri
 
-    def at(uri: str, line: int, char: int):
-        return t.HoverParams(text_document=t.TextDocumentIdentifier(uri=uri),
-                             position=t.Position(line=line, character=char))
+    def change(self, uri: str, text: str, version: int) -> None:
+        self.text_document_did_change(t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text=text)]))
 
-    await client.start_io(sys.executable, "-m", "shardcheck", "server")
+    def close(self, uri: str) -> None:
+        self.text_document_did_close(t.DidCloseTextDocumentParams(
+            text_document=t.TextDocumentIdentifier(uri=uri)))
+
+    async def hover(self, uri: str, line: int, char: int):
+        return await asyncio.wait_for(self.text_document_hover_async(_at(uri, line, char)), 120)
+
+    async def end(self, shut_down: bool = True) -> None:
+        if shut_down:
+            await self.shutdown_async(None)
+        self.exit(None)
+        await self.stop()
+
+
+def _at(uri: str, line: int, char: int) -> t.HoverParams:
+    return t.HoverParams(text_document=t.TextDocumentIdentifier(uri=uri),
+                         position=t.Position(line=line, character=char))
+
+
+def _nothing_selected(uri: str, diagnostics=(), only=None) -> t.CodeActionParams:
+    start = t.Position(line=0, character=0)
+    return t.CodeActionParams(text_document=t.TextDocumentIdentifier(uri=uri),
+                              range=t.Range(start=start, end=start),
+                              context=t.CodeActionContext(diagnostics=list(diagnostics), only=only))
+
+
+async def _session(root: str) -> dict:
+    out: dict = {}
+    editor = _Editor(root)
     try:
-        init = await client.initialize_async(t.InitializeParams(
-            capabilities=t.ClientCapabilities(), root_uri=from_fs_path(root)))
-        out["capabilities"] = init.capabilities
-        client.initialized(t.InitializedParams())
-
-        uri = open_doc("model.py", MODEL)
-        out["open"] = await next_for(uri)
-        out["hover_x"] = await client.text_document_hover_async(at(uri, 13, 4))
-        out["hover_h"] = await client.text_document_hover_async(at(uri, 9, 20))
-        out["hover_call"] = await client.text_document_hover_async(at(uri, 15, 10))
-        out["hover_none"] = await client.text_document_hover_async(at(uri, 4, 1))
+        out["capabilities"] = (await editor.begin()).capabilities
+        uri = editor.open("model.py", MODEL)
+        out["open"] = await editor.next_for(uri)
+        out["hover_x"] = await editor.hover(uri, 13, 4)
+        out["hover_h"] = await editor.hover(uri, 9, 20)
+        out["hover_call"] = await editor.hover(uri, 15, 10)
+        out["hover_none"] = await editor.hover(uri, 4, 1)
         diags = out["open"].diagnostics
-        out["actions"] = await client.text_document_code_action_async(t.CodeActionParams(
+        out["actions"] = await editor.text_document_code_action_async(t.CodeActionParams(
             text_document=t.TextDocumentIdentifier(uri=uri), range=diags[0].range if diags else
             t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=0)),
             context=t.CodeActionContext(diagnostics=diags)))
-        client.text_document_did_change(t.DidChangeTextDocumentParams(
-            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[t.TextDocumentContentChangeWholeDocument(text=FIXED)]))
-        out["change"] = await next_for(uri)
-        out["hover_z"] = await client.text_document_hover_async(at(uri, 16, 4))  # the new text's
+        editor.change(uri, FIXED, 2)
+        out["change"] = await editor.next_for(uri)
+        out["hover_z"] = await editor.hover(uri, 16, 4)  # the new text's
 
-        legacy = open_doc("legacy.py", LEGACY)
-        out["legacy"] = await next_for(legacy)
-        out["fix_all"] = await client.text_document_code_action_async(t.CodeActionParams(
-            text_document=t.TextDocumentIdentifier(uri=legacy),
-            range=t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=0)),
-            context=t.CodeActionContext(diagnostics=[], only=["source.fixAll"])))
+        legacy = editor.open("legacy.py", LEGACY)
+        out["legacy"] = await editor.next_for(legacy)
+        out["fix_all"] = await editor.text_document_code_action_async(
+            _nothing_selected(legacy, only=["source.fixAll"]))
 
-        out["wide"] = await next_for(open_doc("wide.py", WIDE))
-        out["excluded"] = await next_for(open_doc("generated/model.py", MODEL))
-        out["bad_config"] = await next_for(open_doc("badcfg/model.py", MODEL))
-        out["baselined"] = await next_for(open_doc("adopted/model.py", MODEL))
-        out["user"] = await next_for(open_doc("user.py", USER))
-        client.text_document_did_close(t.DidCloseTextDocumentParams(
-            text_document=t.TextDocumentIdentifier(uri=uri)))
-        out["close"] = await next_for(uri)
-        await client.shutdown_async(None)
-        client.exit(None)
+        out["wide"] = await editor.next_for(editor.open("wide.py", WIDE))
+        out["excluded"] = await editor.next_for(editor.open("generated/model.py", MODEL))
+        out["bad_config"] = await editor.next_for(editor.open("badcfg/model.py", MODEL))
+        out["baselined"] = await editor.next_for(editor.open("adopted/model.py", MODEL))
+        out["user"] = await editor.next_for(editor.open("user.py", USER))
+        editor.close(uri)
+        out["close"] = await editor.next_for(uri)
     finally:
-        await client.stop()
+        await editor.end()
     return out
 
 
@@ -278,3 +326,158 @@ def test_hover_in_a_function_analysed_per_call():
     assert set(found.types) == set(res["result"]) and len(found.types) == 2
     assert "2 analyses" in found.markdown()
     assert type_at("def f(:\n", "bad.py", 1, 1) is None  # no parse, no hover, no traceback
+
+
+# -- budgets: every analysis in a worker process, under check's per-file budgets ----------
+# Sums of 1,500 terms reading PartitionSpec (a file that reads no sharding API is never
+# analysed): about 0.6 s each on 2 cores, so 30 of them run far past the budgets below
+# (one sum of 3,000 terms is deeper than CPython 3.12 compiles: a syntax error there, not
+# a budget). Its third line holds an array, whose type a hover shows once it is analysed.
+SLOW = "import jax.numpy as jnp\nfrom jax.sharding import PartitionSpec\nz = jnp.zeros((8,))\n" + "".join(
+    f"y{i} = PartitionSpec + " + " + ".join(["a"] * 1500) + "\n" for i in range(30))
+BIG = "from jax.sharding import PartitionSpec\n" + "".join(f"x{i} = {i}\n" for i in range(150_000))
+GENERATED = "# Generated by the protocol buffer compiler.  DO NOT EDIT!\n" + MODEL + "X = 1\n" * 300
+# where each runs: name -> (its text, its directory's [tool.shardcheck])
+TIGHT = "timeout-per-file = 0.5\ngenerated-size-limit = '1KiB'\n"
+BUDGETED = {"tight/slow.py": (SLOW, TIGHT),
+            "mem/big.py": (BIG, 'timeout-per-file = 0\nmemory-per-file = "150MiB"\n'),
+            "tight/big_pb2.py": (GENERATED, TIGHT)}
+ROOMY = "timeout-per-file = 60\n"
+
+
+async def _budget_session(root: str) -> dict:
+    out: dict = {}
+    editor = _Editor(root)
+    try:
+        await editor.begin()
+        b = editor.open("roomy/b.py", MODEL)
+        await editor.next_for(b)
+        # while one document's analysis runs (unbudgeted it takes about 18 s), another's
+        # is answered: a hover that needs a fresh analysis of its new version
+        slow = editor.open("roomy/slow.py", SLOW)
+        editor.change(b, FIXED, 2)
+        out["hover_b"] = await editor.hover(b, 16, 4)
+        out["slow_published_by_then"] = list(editor.published.get(slow, []))
+        # its next version supersedes that analysis, which is never published
+        editor.change(slow, MODEL, 2)
+        skipped = {name: editor.open(name, text) for name, (text, _) in BUDGETED.items()}
+        out["superseded"] = await editor.next_for(slow)
+        for name, uri in skipped.items():
+            out[name] = await editor.next_for(uri)
+        # the hover index is budgeted too: unbudgeted, it shows z's type after about 18 s
+        out["hover_slow"] = await editor.hover(skipped["tight/slow.py"], 2, 0)
+    finally:
+        await editor.end()
+    return out
+
+
+@pytest.fixture(scope="module")
+def budgets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("budgets")
+    (root / "roomy").mkdir()
+    (root / "roomy" / "pyproject.toml").write_text("[tool.shardcheck]\n" + ROOMY)
+    checks = {}
+    for name, (text, table) in BUDGETED.items():  # on disk too, for `check FILE`
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).parent.joinpath("pyproject.toml").write_text("[tool.shardcheck]\n" + table)
+        (root / name).write_text(text)
+        checks[name] = subprocess.Popen(
+            [sys.executable, "-m", "shardcheck", "check", "--no-cache", "--format", "json", name],
+            cwd=root, stdout=subprocess.PIPE, text=True)
+    out = asyncio.run(_budget_session(str(root)))
+    out["check"] = {name: json.loads(p.communicate(timeout=120)[0]) for name, p in checks.items()}
+    return out
+
+
+def test_a_document_past_a_budget_gets_checks_skipped_file_diagnostic(budgets):
+    for name in BUDGETED:
+        (d,) = budgets[name].diagnostics
+        (f,) = budgets["check"][name]
+        assert (d.code, d.message) == (f["code"], f["message"]) and f["code"] == "SC003", name
+        assert (d.range.start.line, d.range.start.character) == (0, 0)
+    assert "timeout-per-file (0.5 s)" in budgets["tight/slow.py"].diagnostics[0].message
+    assert "memory-per-file" in budgets["mem/big.py"].diagnostics[0].message
+    assert "generated-size-limit" in budgets["tight/big_pb2.py"].diagnostics[0].message
+
+
+def test_the_server_answers_while_another_documents_analysis_runs(budgets, session):
+    assert budgets["slow_published_by_then"] == []  # the slow analysis still ran ...
+    assert _hover_text(budgets["hover_b"]) == _hover_text(session["hover_z"])  # ... B answered
+
+
+def test_a_newer_version_supersedes_the_analysis_of_the_older(budgets):
+    assert budgets["superseded"].version == 2  # the first published: version 1's was dropped
+    assert [d.code for d in budgets["superseded"].diagnostics] == ["SC101"]
+
+
+def test_the_hover_index_is_under_the_budget_too(budgets):
+    assert budgets["hover_slow"] is None
+
+
+# -- the protocol, as LSP 3.17 says: every request is answered ------------------------------
+async def _outcome(request) -> tuple:
+    """("answer", its result), ("error", the JSON-RPC error) or ("none", None) when no
+    answer came in 10 s."""
+    try:
+        return "answer", await asyncio.wait_for(request, 10)
+    except JsonRpcException as e:
+        return "error", e
+    except asyncio.TimeoutError:
+        return "none", None
+
+
+async def _protocol_session(root: str) -> dict:
+    out: dict = {}
+    editor = _Editor(root)
+    try:
+        await editor.begin()
+        wrong = _at(editor.uri("model.py"), 0, 0)
+        object.__setattr__(wrong.position, "line", "zero")  # past lsprotocol's validator
+        out["wrong_params"] = await _outcome(editor.text_document_hover_async(wrong))
+        # on disk, but never opened: no answer is read from the file (`x` is an array)
+        out["hover_unopened"] = await _outcome(editor.text_document_hover_async(
+            _at(editor.uri("model.py"), 13, 4)))
+        out["actions_unopened"] = await _outcome(editor.text_document_code_action_async(
+            _nothing_selected(editor.uri("legacy.py"))))  # it has a safe fix
+        out["hover_missing"] = await _outcome(editor.text_document_hover_async(
+            _at(editor.uri("missing.py"), 0, 0)))
+        await editor.shutdown_async(None)
+        out["after_shutdown"] = await _outcome(editor.text_document_hover_async(
+            _at(editor.uri("model.py"), 0, 0)))
+    finally:
+        await editor.end(shut_down=False)
+    out["status"], out["stderr"] = editor.status, editor.stderr
+    unannounced = _Editor(root)  # `exit` with no `shutdown` first
+    await unannounced.begin()
+    await unannounced.end(shut_down=False)
+    out["status_unannounced"] = unannounced.status
+    return out
+
+
+@pytest.fixture(scope="module")
+def protocol(tmp_path_factory):
+    root = tmp_path_factory.mktemp("protocol")
+    (root / "model.py").write_text(MODEL)
+    (root / "legacy.py").write_text(LEGACY)
+    return asyncio.run(_protocol_session(str(root)))
+
+
+def test_wrongly_typed_params_are_answered_invalid_params(protocol):
+    how, e = protocol["wrong_params"]
+    assert how == "error" and e.code == JsonRpcInvalidParams.CODE
+    assert "$.params.position.line" in e.message and "Traceback" not in str(e.data)
+
+
+def test_a_document_never_opened_gets_null_not_an_error(protocol):
+    for case in ("hover_unopened", "actions_unopened", "hover_missing"):
+        assert protocol[case] == ("answer", None), case
+
+
+def test_requests_after_shutdown_are_invalid_and_exit_says_whether_it_came(protocol):
+    how, e = protocol["after_shutdown"]
+    assert how == "error" and e.code == JsonRpcInvalidRequest.CODE
+    assert protocol["status"] == 0 and protocol["status_unannounced"] == 1
+
+
+def test_no_traceback_on_stderr(protocol):
+    assert protocol["stderr"] and "Traceback" not in protocol["stderr"]
