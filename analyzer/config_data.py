@@ -102,15 +102,16 @@ def refusal(path: str, key: str) -> Optional[str]:
     the user knows a config was not read. Cheap for the usual file: only one with an
     alias, or over the size limit, is parsed or searched."""
     try:
-        size = os.stat(path).st_size
-        if size > MAX_BYTES:
-            with open(path, "rb") as f:
-                if key.encode() not in f.read(_SCAN_BYTES):
-                    return None
-            return f"it is larger than {MAX_BYTES >> 20} MiB"
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
+        data = _head(path, _SCAN_BYTES)
+    except OSError:
+        return None
+    if data is None:
+        return None  # not a regular file: a FIFO named like a config is never opened to read
+    if len(data) > MAX_BYTES:
+        return f"it is larger than {MAX_BYTES >> 20} MiB" if key.encode() in data else None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return None
     if key not in text or ("*" not in text and len(text) < _PARSE_ABOVE):
         return None  # no alias, and small: nothing in it can be past the limits
@@ -121,3 +122,23 @@ def refusal(path: str, key: str) -> Optional[str]:
     except Exception:  # does not parse: discovery passes over it, as over any such file
         return None
     return None
+
+
+def _head(path: str, limit: int) -> Optional[bytes]:
+    """The first ``limit`` bytes of the regular file ``path`` (None for anything else:
+    opened non-blocking and checked with ``fstat``, so a FIFO never blocks)."""
+    import stat
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -105,3 +105,11 @@ def test_a_named_rules_file_past_the_limits_is_a_config_error(tmp_path):
     code, out, err = run(["check", "--no-cache", "bad.py"], tmp_path)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "file 'configs/base.yml' is not read: its aliases expand it past 100,000 nodes" in err
+
+
+def test_a_fifo_named_like_a_config_is_never_waited_on(tmp_path):
+    import os
+    _project(tmp_path, "base.yml", "logical_axis_rules: [[batch, data]]\n")
+    os.mkfifo(tmp_path / "configs" / "other.yml")
+    code, out, err = cli(["check", "--no-cache", "bad.py"], tmp_path, timeout=60)
+    assert code == 1 and "SC101" in out and err == ""

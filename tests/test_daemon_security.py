@@ -213,9 +213,10 @@ def test_the_daemon_answers_no_other_user(private, tmp_path):
     os.chmod(private, 0o755)  # let the other user reach the socket, as a bad directory would
     os.chmod(path, 0o666)
     probe = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.settimeout(10)\n"
-             "s.connect(sys.argv[1])\ns.sendall(bytes.fromhex(sys.argv[2]))\n"
-             "s.shutdown(socket.SHUT_WR)\ntry:\n    print(len(s.recv(65536)))\n"
-             "except ConnectionResetError:\n    print(0)\n")
+             "s.connect(sys.argv[1])\ntry:\n    s.sendall(bytes.fromhex(sys.argv[2]))\n"
+             "    s.shutdown(socket.SHUT_WR)\n    print(len(s.recv(65536)))\n"
+             "except (ConnectionResetError, BrokenPipeError):  # closed before we were done\n"
+             "    print(0)\n")
     request = daemon.encode({"kind": "status"}).hex()
     r = subprocess.run([python, "-c", probe, path, request], user=OTHER, group=OTHER,
                        capture_output=True, text=True, timeout=60)
