@@ -366,3 +366,22 @@ def test_a_busy_daemon_sends_its_clients_in_process(monkeypatch, tmp_path):
     finally:
         srv.close()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_a_slow_buffer_on_standard_input_does_not_hold_the_daemon(private, tmp_path):
+    """`check --daemon -` analysed the buffer in the daemon with no budget: a slow one
+    kept it busy, and every other client waiting, long after its client was gone."""
+    env = _env(private)
+    assert _shardcheck(["daemon", "start"], env)[0] == 0
+    (tmp_path / "bad.py").write_text(SRC)
+    start = time.monotonic()
+    code, out, _ = _shardcheck(["check", "--daemon", "-", "--stdin-filename", "slow.py",
+                                "--timeout-per-file", "2"], env, tmp_path, SLOW)
+    assert time.monotonic() - start < 30
+    assert code == 0 and "slow.py:1:1: SC003 warning: this file was not analysed: its " \
+        "analysis ran past timeout-per-file (2 s)" in out
+    served = int(_shardcheck(["daemon", "status"], env)[1].split(" run(s) served")[0]
+                 .rsplit(", ", 1)[1])
+    assert served == 1  # it was the daemon's run, not an in-process fallback
+    code, out, _ = _shardcheck(["check", "--daemon", "bad.py"], env, tmp_path)
+    assert code == 1 and "bad.py:4:" in out
