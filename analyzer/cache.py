@@ -2,8 +2,12 @@
 
 An entry is keyed by shardcheck's version (and the analyzer's own source files, so an
 edited or upgraded checkout never reads stale results), the config's fingerprint, the
-path and the file's content hash; it also stores the hashes of the project modules the file imported
-names from, and is valid only while those are unchanged. Writes are atomic.
+path and the file's content hash. It also stores what the result depends on besides
+(``Dependencies``): the project files the check read, each with its content hash, and
+the places the import system looked for a module and found none. An entry answers only
+while each of those files hashes the same and each of those places is still empty, so a
+module that appears (a ``git checkout`` that adds one) re-checks its importers, as mypy's
+cache does. Writes are atomic.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ import hashlib
 import json
 import os
 import sys
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from itertools import chain, repeat
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from .._version import __version__
 from .ftypes import Finding
@@ -21,6 +27,45 @@ from .sources import Unreadable, read_source
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def hash_file(path: str) -> Optional[str]:
+    """The content hash of the regular file ``path`` now; None if it cannot be read."""
+    try:
+        return content_hash(read_source(path))
+    except Unreadable:
+        return None
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """What a file's result depends on besides its own content and the configuration.
+
+    ``files``: each project file the check read, with its content hash (None: it could
+    not be read); ``absent``: each path where the import system looked for a module and
+    found none (``name.py`` or ``name/__init__.py`` under a source root or a namespace
+    package's directory, or a directory that would make one). The result holds while
+    every file hashes the same and every absent path is still absent."""
+
+    files: Mapping[str, Optional[str]] = field(default_factory=dict)
+    absent: FrozenSet[str] = frozenset()
+
+    def hold(self, hash_of: Callable[[str], Optional[str]],
+             exists: Callable[[str], bool]) -> bool:
+        return all(h is not None and hash_of(p) == h for p, h in self.files.items()) and \
+            not any(map(exists, self.absent))
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"deps": dict(self.files), "absent": sorted(self.absent)}
+
+    @classmethod
+    def from_json(cls, entry: Dict[str, Any]) -> Optional["Dependencies"]:
+        """What ``as_json`` wrote, or None for anything else."""
+        files, absent = entry.get("deps"), entry.get("absent")
+        if not isinstance(files, dict) or not isinstance(absent, list) or \
+                not all(map(isinstance, chain(files.values(), absent), repeat(str))):
+            return None
+        return cls(files, frozenset(absent))
 
 
 _CODE: Optional[str] = None
@@ -92,11 +137,22 @@ def user_cache_dir() -> str:
                         "shardcheck")
 
 
+class _Existence(Dict[str, bool]):
+    """Whether each path exists, one stat a run (a hit's look-up of a path seen before
+    stays in C: most files look for the same modules)."""
+
+    def __missing__(self, path: str) -> bool:
+        got = self[path] = os.path.exists(path)
+        return got
+
+
 class Cache:
     def __init__(self, directory: str, fingerprint: str):
         self.dir = os.path.join(directory, "v1")
         self.fingerprint = fingerprint
+        # what this run's look-ups read, by absolute path: one read, hash and stat each
         self._hashes: Dict[str, Optional[str]] = {}
+        self._exists = _Existence()
 
     def file_hash(self, path: str) -> Optional[str]:
         """The content hash of a regular file; None if it cannot be read (never blocks
@@ -110,12 +166,13 @@ class Cache:
         """(the bytes of a regular file, their content hash), remembered for the run's
         look-ups of its dependencies; (None, None) if it cannot be read. A checked file
         that misses the cache is analysed from these bytes, not read again."""
+        key = os.path.abspath(path)
         try:
             data = read_source(path)
         except Unreadable:
-            self._hashes[os.path.abspath(path)] = None
+            self._hashes[key] = None
             return None, None
-        digest = self._hashes[os.path.abspath(path)] = content_hash(data)
+        digest = self._hashes[key] = content_hash(data)
         return data, digest
 
     def _key(self, path: str, digest: str) -> str:
@@ -127,29 +184,31 @@ class Cache:
 
     def get(self, path: str, digest: str) -> Optional[List[Finding]]:
         """The cached findings, or None: a missing, unreadable, corrupt or wrong-shaped
-        entry (valid JSON that is not what ``put`` writes) is a miss, never an error."""
+        entry (valid JSON that is not what ``put`` writes) is a miss, never an error; so is
+        one whose dependencies changed."""
+        entry_path = self._entry_path(self._key(path, digest))
         try:
-            entry = json.loads(read_source(self._entry_path(self._key(path, digest))))
+            entry = json.loads(read_source(entry_path))
         except (Unreadable, ValueError, RecursionError):
             return None
-        if not isinstance(entry, dict) or not isinstance(entry.get("deps"), dict) \
-                or not isinstance(entry.get("findings"), list):
+        if not isinstance(entry, dict) or not isinstance(entry.get("findings"), list):
             return None
-        for dep, h in entry["deps"].items():
-            if not isinstance(h, str) or self.file_hash(dep) != h:
-                return None
+        deps = Dependencies.from_json(entry)
+        if deps is None or not deps.hold(self.file_hash, self._exists.__getitem__):
+            return None
         try:
             findings = [Finding.from_json(d) for d in entry["findings"]]
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None
         return findings if all(_well_formed(f) for f in findings) else None
 
-    def put(self, path: str, digest: str, findings: List[Finding], deps: List[str]) -> None:
+    def put(self, path: str, digest: str, findings: List[Finding], deps: Dependencies) -> None:
+        if not all(deps.files.values()):
+            return  # a dependency that could not be read: no entry would ever hold
         key = self._key(path, digest)
         target = self._entry_path(key)
         entry = {"findings": [dict(f.as_json(), in_expected_failure=f.in_expected_failure)
-                              for f in findings],
-                 "deps": {d: self.file_hash(d) for d in deps}}
+                              for f in findings], **deps.as_json()}
         try:
             if not os.path.isdir(self.dir):
                 os.makedirs(self.dir, exist_ok=True)

@@ -20,13 +20,13 @@ import time
 from multiprocessing.connection import wait
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from .cache import content_hash
+from .cache import Dependencies, content_hash
 from .config import Config
 from .engine import read_and_check, skipped
 from .ftypes import Finding
 from .project import Project
 
-Result = Tuple[str, Optional[str], List[Finding], List[str]]  # path, digest, findings, deps
+Result = Tuple[str, Optional[str], List[Finding], Dependencies]  # path, digest, findings, deps
 _LONGEST_WAIT = 3600.0  # seconds; a longer timeout-per-file is waited for in steps (poll's limit)
 
 _state: dict = {}
@@ -71,16 +71,15 @@ def init_worker(config: Config, files: List[str]) -> None:
 
 
 def check_one(path: str, data: Optional[bytes] = None) -> Result:
-    """(path, content digest or None if unread, findings, project modules it read).
+    """(path, content digest or None if unread, findings, what they depend on).
     ``data``: the file's bytes when the caller read them already (to hash them)."""
     config: Config = _state["config"]
     project: Project = _state["project"]
-    project.used = set()
+    project.start_recording()
     data, findings = read_and_check(path, config, project, data)
     if data is None:
-        return path, None, findings, []
-    deps = sorted(d for d in project.used if os.path.abspath(d) != os.path.abspath(path))
-    return path, content_hash(data), findings, deps
+        return path, None, findings, Dependencies()
+    return path, content_hash(data), findings, project.dependencies(path)
 
 
 def _address_space() -> Optional[int]:
@@ -128,7 +127,7 @@ def _worker_main(conn, config: Config, files: List[str], memory: int) -> None:
         try:
             result = check_one(path, data)
         except MemoryError:
-            result = (path, None, [skipped(path, _over_memory(memory))], [])
+            result = (path, None, [skipped(path, _over_memory(memory))], Dependencies())
         conn.send(result)
         now = _address_space()
         if memory and start is not None and now is not None and now - start > memory:
@@ -247,7 +246,7 @@ def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, file
                         why = (f"its analysis ran past timeout-per-file ({timeout:g} s); it is "
                                "too large or too complex to analyse" if expired
                                else _death(w.proc.exitcode, memory))
-                        yield w.task, None, [skipped(w.task, why)], []
+                        yield w.task, None, [skipped(w.task, why)], Dependencies()
                     if queue:
                         spawn()
     finally:

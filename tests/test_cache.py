@@ -1,0 +1,131 @@
+"""The results cache never answers stale (issue 36's audit): a module that appears after
+a check re-checks its importers."""
+
+import shutil
+import socket
+import tempfile
+
+import pytest
+
+from test_robustness import cli, run
+
+# main.py reads its spec from helpers.py, which the tests create, edit or leave out
+MAIN = ('import jax\nimport jax.numpy as jnp\nfrom jax.sharding import NamedSharding\n'
+        'from helpers import SPEC\n\nmesh = jax.make_mesh((2, 4), ("data", "model"))\n'
+        'x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, SPEC))\n')
+HELPERS = 'import jax\nfrom jax.sharding import PartitionSpec as P\nSPEC = P("modle", None)\n'
+# main.py spells no sharding API here: the precheck clears it unless helpers.py reaches one
+PLAIN_MAIN = "import jax.numpy as jnp\nfrom helpers import BATCH\nw = jnp.cumsum(BATCH, axis=0)\n"
+SHARDED_BATCH = ('import jax\nimport jax.numpy as jnp\n'
+                 'from jax.sharding import NamedSharding, PartitionSpec as P, AxisType\n'
+                 'M = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)\n'
+                 'BATCH = jax.device_put(jnp.zeros((8, 16)), NamedSharding(M, P("data", "model")))\n')
+IN_PROCESS = ["--timeout-per-file", "0", "--memory-per-file", "0"]  # no worker processes
+
+
+def check(cwd, *args):
+    """``shardcheck check`` in this process, with the cache in ``cwd/cache``."""
+    return run(["check", *args, "--cache-dir", "cache", "-v", *IN_PROCESS], cwd)
+
+
+def entries(cwd):
+    return sorted((cwd / "cache").rglob("*.json"))
+
+
+# -- a module that did not exist yet ------------------------------------------------------
+def test_a_module_created_between_two_runs_is_seen_by_the_next_run(tmp_path):
+    (tmp_path / "main.py").write_text(MAIN)
+    (tmp_path / ".git").mkdir()  # the checkout's root holds the cache
+    first = cli(["check", "main.py"], tmp_path)
+    assert first[0] == 0 and "All checks passed" in first[1], first
+    (tmp_path / "helpers.py").write_text(HELPERS)  # a `git checkout` that adds a module
+    code, out, err = cli(["check", "main.py"], tmp_path)
+    assert code == 1 and "helpers.py:3:8: SC101" in out, out + err
+
+
+@pytest.mark.parametrize("layout", ["package", "namespace", "namespace_above_the_root"])
+def test_a_package_or_namespace_package_created_between_two_runs_is_seen(tmp_path, layout):
+    """Each place the import is looked for: ``pkg/__init__.py``, a namespace package's
+    module under a source root, and one in a directory above it (the project's root)."""
+    src = tmp_path / "src" if layout == "namespace_above_the_root" else tmp_path
+    src.mkdir(exist_ok=True)
+    (tmp_path / "pyproject.toml").write_text("[tool.shardcheck]\n")
+    main = MAIN if layout == "package" else MAIN.replace("from helpers", "from lib.helpers")
+    (src / "main.py").write_text(main)
+    assert check(src, "main.py")[0] == 0
+    target = {"package": src / "helpers" / "__init__.py",
+              "namespace": src / "lib" / "helpers.py",
+              "namespace_above_the_root": tmp_path / "lib" / "helpers.py"}[layout]
+    target.parent.mkdir()
+    target.write_text(HELPERS)
+    code, out, err = check(src, "main.py")
+    assert code == 1 and "SC101" in out and "(0 from cache)" in err, out + err
+
+
+def test_a_module_created_between_two_runs_reaches_a_file_the_precheck_cleared(tmp_path):
+    (tmp_path / "main.py").write_text(PLAIN_MAIN)
+    assert check(tmp_path, "main.py")[:2] == (0, "All checks passed (1 file).\n")
+    (tmp_path / "helpers.py").write_text(SHARDED_BATCH)
+    code, out, err = check(tmp_path, "main.py")
+    assert code == 1 and "main.py:3:" in out and "SC306" in out, out + err
+
+
+def test_a_module_created_that_an_imported_module_looked_for_rechecks_every_importer(
+        tmp_path):
+    """``lib.py`` is read once for the run (memoised): the second file that imports it
+    depends on what reading it looked for as much as the first."""
+    # it spells the sharding API: the precheck stops there, and the analysis reads on
+    (tmp_path / "lib.py").write_text("from jax.sharding import PartitionSpec as P\n"
+                                     "from helpers import SPEC\n")
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(MAIN.replace("from helpers", "from lib"))
+    assert check(tmp_path, "a.py", "b.py")[0] == 0
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    code, out, err = check(tmp_path, "a.py", "b.py")
+    assert code == 1 and "helpers.py:3:8: SC101" in out and "(0 from cache)" in err, out + err
+
+
+def test_a_directory_created_beside_a_module_is_seen_by_the_next_run(tmp_path):
+    """``helpers.sub`` read as an attribute of the module ``helpers.py``: the analysis
+    resolves it to ``helpers/sub.py`` once that directory exists, so the precheck's
+    finding none there depends on the directory staying absent."""
+    (tmp_path / "main.py").write_text(PLAIN_MAIN.replace("from helpers import BATCH",
+                                                         "import helpers").replace(
+        "cumsum(BATCH", "cumsum(helpers.sub.BATCH"))
+    (tmp_path / "helpers.py").write_text("X = 1\n")
+    assert check(tmp_path, "main.py")[0] == 0
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "sub.py").write_text(SHARDED_BATCH)
+    code, out, err = check(tmp_path, "main.py")
+    assert code == 1 and "SC306" in out and "(0 from cache)" in err, out + err
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets")
+def test_a_module_created_between_two_runs_is_seen_through_the_daemon(tmp_path):
+    daemon_dir = tempfile.mkdtemp(prefix="scd-")  # a short path: Unix socket paths are short
+    env = {"SHARDCHECK_DAEMON_DIR": daemon_dir, "NO_COLOR": "1"}
+    (tmp_path / "main.py").write_text(MAIN)
+    served = ["check", "--daemon", "main.py", "--cache-dir", "cache"]
+    try:
+        code, out, err = cli(["daemon", "start"], tmp_path, env=env)  # returns once it answers
+        assert code == 0 and out.startswith("started (pid "), out + err
+        assert cli(served, tmp_path, env=env)[0] == 0
+        (tmp_path / "helpers.py").write_text(HELPERS)
+        code, out, err = cli(served, tmp_path, env=env)
+        assert code == 1 and "helpers.py:3:8: SC101" in out, out + err
+        status = cli(["daemon", "status"], tmp_path, env=env)[1]
+        assert " 2 run(s) served" in status, status  # neither fell back to this process
+    finally:
+        cli(["daemon", "stop"], tmp_path, env=env)
+        shutil.rmtree(daemon_dir, ignore_errors=True)
+
+
+def test_an_unchanged_tree_is_still_answered_from_the_cache(tmp_path):
+    """What the checks above record (absent candidates, hashes of what was read) still
+    matches on a re-run that changed nothing: the cache is not merely bypassed."""
+    (tmp_path / "main.py").write_text(MAIN)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "plain.py").write_text(PLAIN_MAIN.replace("helpers", "missing"))
+    first = check(tmp_path, ".")
+    again = check(tmp_path, ".")
+    assert again[:2] == first[:2] and first[0] == 1 and "(3 from cache)" in again[2], again
