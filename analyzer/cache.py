@@ -3,11 +3,12 @@
 An entry is keyed by shardcheck's version (and the analyzer's own source files, so an
 edited or upgraded checkout never reads stale results), the config's fingerprint, the
 path and the file's content hash. It also stores what the result depends on besides
-(``Dependencies``): the project files the check read, each with its content hash, and
-the places the import system looked for a module and found none. An entry answers only
-while each of those files hashes the same and each of those places is still empty, so a
-module that appears (a ``git checkout`` that adds one) re-checks its importers, as mypy's
-cache does. Writes are atomic.
+(``Dependencies``): the project files the check read, each with the hash of the content
+it read, and the places the import system looked for a module and found none. An entry
+answers only while each of those files hashes the same and each of those places is still
+empty, so a module that appears (a ``git checkout`` that adds one) re-checks its
+importers, as mypy's cache does. Nothing is stored when a file the check read changed
+during the check: its findings may be of neither version. Writes are atomic.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tupl
 from .._version import __version__
 from .ftypes import Finding
 from .sources import Unreadable, read_source
+
+# The hash of a file two reads of one check saw with different contents: it matches no
+# file, so no result that read it is stored.
+CHANGED = "changed while read"
 
 
 def content_hash(data: bytes) -> str:
@@ -41,11 +46,11 @@ def hash_file(path: str) -> Optional[str]:
 class Dependencies:
     """What a file's result depends on besides its own content and the configuration.
 
-    ``files``: each project file the check read, with its content hash (None: it could
-    not be read); ``absent``: each path where the import system looked for a module and
-    found none (``name.py`` or ``name/__init__.py`` under a source root or a namespace
-    package's directory, or a directory that would make one). The result holds while
-    every file hashes the same and every absent path is still absent."""
+    ``files``: each project file the check read, with the content hash of what it read
+    (None: it could not be read); ``absent``: each path where the import system looked
+    for a module and found none (``name.py`` or ``name/__init__.py`` under a source root
+    or a namespace package's directory, or a directory that would make one). The result
+    holds while every file hashes the same and every absent path is still absent."""
 
     files: Mapping[str, Optional[str]] = field(default_factory=dict)
     absent: FrozenSet[str] = frozenset()
@@ -203,8 +208,11 @@ class Cache:
         return findings if all(_well_formed(f) for f in findings) else None
 
     def put(self, path: str, digest: str, findings: List[Finding], deps: Dependencies) -> None:
-        if not all(deps.files.values()):
-            return  # a dependency that could not be read: no entry would ever hold
+        """Store ``findings`` for the content ``digest`` of ``path``, unless that file or
+        one it depends on changed since the check read it (compared afresh, not with the
+        hashes this run's look-ups remembered)."""
+        if hash_file(path) != digest or not deps.hold(hash_file, os.path.exists):
+            return
         key = self._key(path, digest)
         target = self._entry_path(key)
         entry = {"findings": [dict(f.as_json(), in_expected_failure=f.in_expected_failure)

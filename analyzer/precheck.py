@@ -210,7 +210,7 @@ def _reaches_sharding(project: Project, memo: _ProjectMemo, names: Set[str],
             if path is None:
                 continue
             consulted.append(path)
-            facts = _facts(memo, name, path)
+            facts = _facts(project, memo, name, path)
             if facts is None or facts.spells:
                 return True  # unreadable: the analysis decides (conservative)
             modules.append(name)
@@ -269,11 +269,11 @@ def _listing(memo: _ProjectMemo, directory: str) -> FrozenSet[str]:
     return memo.listings[directory]
 
 
-def _facts(memo: _ProjectMemo, name: str, path: str) -> Optional[_Facts]:
+def _facts(project: Project, memo: _ProjectMemo, name: str, path: str) -> Optional[_Facts]:
     if name not in memo.facts:
-        from .sources import SourceError, Unreadable, decode_source, read_source
+        from .sources import SourceError, Unreadable, decode_source
         try:
-            text = decode_source(read_source(path))
+            text = decode_source(project.read(path))
         except (Unreadable, SourceError):
             memo.facts[name] = None
         else:

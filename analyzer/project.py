@@ -2,9 +2,9 @@
 
 A module's top-level definitions are evaluated once per process (no events, no
 function bodies) and memoised. Each file's check records what its result depends on
-(``dependencies``): the project modules it read, and each place an import was looked
-for and not found, so the cache can tell when an imported module changed or a module it
-looked for appeared.
+(``dependencies``): the project modules it read, with the hash of the content read, and
+each place an import was looked for and not found, so the cache can tell when an
+imported module changed or a module it looked for appeared.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
-from .cache import Dependencies, hash_file
+from .cache import CHANGED, Dependencies, content_hash, hash_file
 from .positions import Positions
 
 if TYPE_CHECKING:  # a Project resolves imports for the precheck without libcst
@@ -75,6 +75,7 @@ class Project:
         # paths read, and the candidate files of imports looked for and not found
         self.used: Set[str] = set()
         self.absent: Set[str] = set()
+        self.hashes: Dict[str, str] = {}  # absolute path -> the hash of the content read
         # each module read: (path, parsed module, source text), so that a finding at one
         # of its nodes (in a function the checked file calls) is placed in its own file
         self.parsed: Dict[str, Tuple[str, cst.Module, str]] = {}
@@ -213,10 +214,10 @@ class Project:
         try:
             from .config import Config
             from .engine import analyze
-            from .sources import decode_source, parse_source, read_source
+            from .sources import decode_source, parse_source
             # as a checked file is read: never blocks on a FIFO, and what CPython rejects
             # (deep nesting that would crash libcst's parser) raises instead
-            text = decode_source(read_source(path))
+            text = decode_source(self.read(path))
             module = parse_source(text, path)
             self.parsed[name] = (path, module, text)
             env = analyze(module, name, self.config or Config(), self, definitions_only=True,
@@ -231,6 +232,19 @@ class Project:
         self._envs[name] = env
         return env
 
+    def read(self, path: str) -> bytes:
+        """The bytes of a project file the check reads (``sources.read_source``), their
+        hash kept as the content the check read: the cache stores a result only while
+        each file it read still has that content. Two reads of one file in this process
+        that saw two contents keep ``CHANGED``, which no content matches."""
+        from .sources import read_source
+        data = read_source(path)
+        digest = content_hash(data)
+        key = os.path.abspath(path)
+        if self.hashes.setdefault(key, digest) != digest:
+            self.hashes[key] = CHANGED
+        return data
+
     def start_recording(self) -> None:
         """Forget what the previous file's check depended on: a file's check begins."""
         self.used = set()
@@ -238,10 +252,12 @@ class Project:
 
     def dependencies(self, checked: str) -> Dependencies:
         """What the result of the file ``checked`` depends on, recorded since
-        ``start_recording``: each other file read, with its content hash, and each
-        candidate found empty."""
+        ``start_recording``: each other file read, with the hash of the content read (a
+        file read other than through ``read`` is hashed now), and each candidate found
+        empty."""
         me = os.path.abspath(checked)
-        files = {p: hash_file(p) for p in self.used if os.path.abspath(p) != me}
+        files = {p: self.hashes.get(os.path.abspath(p)) or hash_file(p)
+                 for p in self.used if os.path.abspath(p) != me}
         return Dependencies(files, frozenset(self.absent))
 
     def imported(self, module: str, name: str) -> Any:

@@ -1,5 +1,5 @@
 """The results cache never answers stale (issue 36's audit): a module that appears after
-a check re-checks its importers."""
+a check re-checks its importers, and a file edited during a check stores nothing."""
 
 import shutil
 import socket
@@ -7,6 +7,8 @@ import tempfile
 
 import pytest
 
+from shardcheck.analyzer import precheck
+from shardcheck.analyzer.project import Project
 from test_robustness import cli, run
 
 # main.py reads its spec from helpers.py, which the tests create, edit or leave out
@@ -14,6 +16,7 @@ MAIN = ('import jax\nimport jax.numpy as jnp\nfrom jax.sharding import NamedShar
         'from helpers import SPEC\n\nmesh = jax.make_mesh((2, 4), ("data", "model"))\n'
         'x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, SPEC))\n')
 HELPERS = 'import jax\nfrom jax.sharding import PartitionSpec as P\nSPEC = P("modle", None)\n'
+FIXED = HELPERS.replace("modle", "model")
 # main.py spells no sharding API here: the precheck clears it unless helpers.py reaches one
 PLAIN_MAIN = "import jax.numpy as jnp\nfrom helpers import BATCH\nw = jnp.cumsum(BATCH, axis=0)\n"
 SHARDED_BATCH = ('import jax\nimport jax.numpy as jnp\n'
@@ -129,3 +132,71 @@ def test_an_unchanged_tree_is_still_answered_from_the_cache(tmp_path):
     first = check(tmp_path, ".")
     again = check(tmp_path, ".")
     assert again[:2] == first[:2] and first[0] == 1 and "(3 from cache)" in again[2], again
+
+
+# -- a dependency that changes during the check -------------------------------------------
+def _during_the_check(monkeypatch, owner, attribute, when, edit):
+    """Run ``edit()`` once, right after ``owner.attribute`` first returns for a call that
+    ``when(args, result)`` picks: the check has read what it reads there by then."""
+    real = getattr(owner, attribute)
+    done = []
+
+    def hooked(*args, **kwargs):
+        result = real(*args, **kwargs)
+        if not done and when(args, result):
+            done.append(1)
+            edit()
+        return result
+
+    monkeypatch.setattr(owner, attribute, hooked)
+    return done
+
+
+def test_a_module_edited_during_the_analysis_stores_nothing(tmp_path, monkeypatch):
+    (tmp_path / "main.py").write_text(MAIN)
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text(FIXED)
+    done = _during_the_check(monkeypatch, Project, "module_env",
+                             lambda args, _: args[1] == "helpers",
+                             lambda: helpers.write_text(HELPERS))
+    assert check(tmp_path, "main.py")[0] == 0 and done  # found what helpers.py held when read
+    monkeypatch.undo()
+    assert entries(tmp_path) == []
+    code, out, err = check(tmp_path, "main.py")
+    assert code == 1 and "helpers.py:3:8: SC101" in out, out + err
+
+
+def test_a_module_created_during_the_analysis_stores_nothing(tmp_path, monkeypatch):
+    (tmp_path / "main.py").write_text(MAIN)
+    helpers = tmp_path / "helpers.py"
+    done = _during_the_check(monkeypatch, Project, "path_of",
+                             lambda args, found: args[1] == "helpers" and found is None,
+                             lambda: helpers.write_text(HELPERS))
+    assert check(tmp_path, "main.py")[0] == 0 and done
+    monkeypatch.undo()
+    assert entries(tmp_path) == []
+    assert check(tmp_path, "main.py")[0] == 1
+
+
+def test_a_module_edited_during_the_precheck_stores_nothing(tmp_path, monkeypatch):
+    (tmp_path / "main.py").write_text(PLAIN_MAIN)
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text("BATCH = None\n")
+    done = _during_the_check(monkeypatch, precheck, "_facts",
+                             lambda args, _: args[-1] == str(helpers),
+                             lambda: helpers.write_text(SHARDED_BATCH))
+    assert check(tmp_path, "main.py")[0] == 0 and done  # cleared: helpers.py used no sharding
+    monkeypatch.undo()
+    assert entries(tmp_path) == []
+    code, out, err = check(tmp_path, "main.py")
+    assert code == 1 and "SC306" in out, out + err
+
+
+def test_a_file_edited_during_its_own_check_stores_nothing(tmp_path, monkeypatch):
+    main = tmp_path / "main.py"
+    main.write_text(MAIN)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    _during_the_check(monkeypatch, Project, "module_env", lambda args, _: True,
+                      lambda: main.write_text(MAIN + "# edited\n"))
+    assert check(tmp_path, "main.py")[0] == 1
+    assert entries(tmp_path) == []
