@@ -69,6 +69,8 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
             if cache is not None and digest is not None and not any(
                     f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):
                 cache.put(path, digest, findings, deps)
+    if cache is not None:
+        cache.prune()
     return RunResult(_merged(files, results), len(files), cached)
 
 

@@ -1,15 +1,21 @@
 """The results cache never answers stale (issue 36's audit): a module that appears after
-a check re-checks its importers, and a file edited during a check stores nothing."""
+a check re-checks its importers, a file edited during a check stores nothing, and the
+cache cleans up after itself and trusts no position it reads back."""
 
+import json
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
+import time
 
 import pytest
 
 from shardcheck.analyzer import precheck
 from shardcheck.analyzer.project import Project
-from test_robustness import cli, run
+from test_robustness import BAD, cli, run
 
 # main.py reads its spec from helpers.py, which the tests create, edit or leave out
 MAIN = ('import jax\nimport jax.numpy as jnp\nfrom jax.sharding import NamedSharding\n'
@@ -200,3 +206,94 @@ def test_a_file_edited_during_its_own_check_stores_nothing(tmp_path, monkeypatch
                       lambda: main.write_text(MAIN + "# edited\n"))
     assert check(tmp_path, "main.py")[0] == 1
     assert entries(tmp_path) == []
+
+
+# -- hygiene --------------------------------------------------------------------------------
+def _full_disk():
+    """The child's files can grow to 200 bytes (a cache entry is larger): each write past
+    that fails with EFBIG, as it would with ENOSPC on a full disk."""
+    import resource
+    import signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin",
+                    reason="RLIMIT_FSIZE as Linux applies it")
+def test_a_write_that_fails_leaves_no_temporary_file(tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    r = subprocess.run([sys.executable, "-m", "shardcheck", "check", "bad.py", "--cache-dir",
+                        "cache"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       preexec_fn=_full_disk)
+    assert r.returncode == 1 and "bad.py:5:" in r.stdout and "Traceback" not in r.stderr, r
+    assert (tmp_path / "cache" / "v1").is_dir()  # the write was tried
+    assert [p.name for p in (tmp_path / "cache").rglob("*") if p.is_file()
+            and p.name not in (".gitignore", "pruned")] == []
+
+
+def _age(path, days):
+    then = time.time() - days * 86400
+    os.utime(path, (then, then))
+
+
+def test_a_run_a_day_after_the_last_pruning_removes_unused_entries_and_stale_temporaries(
+        tmp_path):
+    (tmp_path / "bad.py").write_text(BAD)
+    check(tmp_path, "bad.py")
+    (entry,) = entries(tmp_path)
+    v1 = tmp_path / "cache" / "v1"
+    unused = entry.with_name("0" * 62 + ".json")  # another version's entry, say
+    unused.write_text(entry.read_text())
+    stale, writing = entry.with_name("left.tmp"), entry.with_name("writing.tmp")
+    stale.write_text("{")
+    writing.write_text("{")
+    for path, days in ((entry, 40), (unused, 40), (stale, 1 / 24)):
+        _age(path, days)
+    (v1 / "pruned").touch()
+    _age(v1 / "pruned", 0.5)  # pruned half a day ago: not again yet
+    code, _, err = check(tmp_path, "bad.py")
+    assert code == 1 and "(1 from cache)" in err
+    assert unused.exists() and stale.exists()
+    assert time.time() - entry.stat().st_mtime < 60  # the hit marked it used
+    _age(entry, 40)
+    _age(v1 / "pruned", 2)
+    code, _, err = check(tmp_path, "bad.py")
+    assert code == 1 and "(1 from cache)" in err
+    assert not unused.exists() and not stale.exists()
+    assert entry.exists() and writing.exists()  # used by this run; a write in progress
+    assert time.time() - (v1 / "pruned").stat().st_mtime < 60
+
+
+# -- positions read back --------------------------------------------------------------------
+def _related(row):
+    return [{"message": "m", "filename": "bad.py", "location": {"row": row, "column": 1},
+             "end_location": {"row": row, "column": 2}}]
+
+
+# each a change to the cached finding (at bad.py:5:..., a 5-line file): no file holds it
+TAMPERED = {
+    "negative row": lambda f: f["location"].update(row=-5),
+    "column 0": lambda f: f["location"].update(column=0),
+    "end above the start": lambda f: f["end_location"].update(row=4),
+    "end left of the start": lambda f: f["end_location"].update(column=f["location"]["column"] - 1),
+    "past the last line": lambda f: (f["location"].update(row=50), f["end_location"].update(row=50)),
+    "related row 0": lambda f: f.update(related=_related(0)),
+    "related past the last line": lambda f: f.update(related=_related(99)),
+    "fix before the start of the file": lambda f: f.update(fix={
+        "message": "m", "applicability": "safe", "edits": [{
+            "content": "x", "location": {"row": 0, "column": 1},
+            "end_location": {"row": 1, "column": 1}}]}),
+    "cell 0": lambda f: f.update(cell=0),
+}
+
+
+@pytest.mark.parametrize("change", sorted(TAMPERED))
+def test_a_cached_position_no_file_holds_is_a_miss(tmp_path, change):
+    (tmp_path / "bad.py").write_text(BAD)
+    clean = check(tmp_path, "bad.py", "--format", "json")
+    (entry,) = entries(tmp_path)
+    data = json.loads(entry.read_text())
+    TAMPERED[change](data["findings"][0])
+    entry.write_text(json.dumps(data))
+    code, out, err = check(tmp_path, "bad.py", "--format", "json")
+    assert (code, out) == clean[:2] and "(0 from cache)" in err, out
