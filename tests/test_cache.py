@@ -14,6 +14,7 @@ import time
 import pytest
 
 from shardcheck.analyzer import precheck
+from shardcheck.analyzer.cache import Cache
 from shardcheck.analyzer.project import Project
 from test_robustness import BAD, cli, run
 
@@ -205,6 +206,23 @@ def test_a_file_edited_during_its_own_check_stores_nothing(tmp_path, monkeypatch
     _during_the_check(monkeypatch, Project, "module_env", lambda args, _: True,
                       lambda: main.write_text(MAIN + "# edited\n"))
     assert check(tmp_path, "main.py")[0] == 1
+    assert entries(tmp_path) == []
+
+
+def test_a_module_two_reads_saw_two_contents_of_stores_nothing(tmp_path):
+    """The precheck and the analysis each read a module once a process: when the two
+    saw two contents, the findings rest on both, even if the file is back as at first."""
+    main, helpers = tmp_path / "main.py", tmp_path / "helpers.py"
+    main.write_text(MAIN)
+    project = Project()
+    project.start_recording()
+    for text in (FIXED, HELPERS):
+        helpers.write_text(text)
+        project.used.add(str(helpers))
+        project.read(str(helpers))
+    helpers.write_text(FIXED)
+    cache = Cache(str(tmp_path / "cache"), "fingerprint")
+    cache.put(str(main), cache.file_hash(str(main)), [], project.dependencies(str(main)))
     assert entries(tmp_path) == []
 
 
