@@ -2,25 +2,87 @@
 
 An entry is keyed by shardcheck's version (and the analyzer's own source files, so an
 edited or upgraded checkout never reads stale results), the config's fingerprint, the
-path and the file's content hash; it also stores the hashes of the project modules the file imported
-names from, and is valid only while those are unchanged. Writes are atomic.
+path and the file's content hash. It also stores what the result depends on besides
+(``Dependencies``): the project files the check read, each with the hash of the content
+it read, and the places the import system looked for a module and found none. An entry
+answers only while each of those files hashes the same and each of those places is still
+empty, so a module that appears (a ``git checkout`` that adds one) re-checks its
+importers, as mypy's cache does. Nothing is stored when a file the check read changed
+during the check: its findings may be of neither version.
+
+Writes are atomic, and a write that fails removes its temporary file. At most once a day
+a run removes the entries no run has read for 30 days (each hit marks its entry used, at
+most once a day) and temporary files an interrupted process left behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sys
-from typing import Dict, List, Optional, Tuple
+import time
+from dataclasses import dataclass, field
+from itertools import chain, repeat
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from .._version import __version__
 from .ftypes import Finding
+from .notebooks import is_notebook
 from .sources import Unreadable, read_source
+
+UNUSED_FOR = 30 * 86400  # seconds: an entry no run read for this long is removed
+_PRUNE_EVERY = 86400  # seconds between two prunings (a stamp file's mtime says when)
+_MARK_USED_AFTER = 86400  # a hit marks its entry used when the mark is older than this
+_STALE_TEMPORARY = 600  # a temporary file this old is no write in progress
+
+# The hash of a file two reads of one check saw with different contents: it matches no
+# file, so no result that read it is stored.
+CHANGED = "changed while read"
 
 
 def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def hash_file(path: str) -> Optional[str]:
+    """The content hash of the regular file ``path`` now; None if it cannot be read."""
+    try:
+        return content_hash(read_source(path))
+    except Unreadable:
+        return None
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """What a file's result depends on besides its own content and the configuration.
+
+    ``files``: each project file the check read, with the content hash of what it read
+    (None: it could not be read); ``absent``: each path where the import system looked
+    for a module and found none (``name.py`` or ``name/__init__.py`` under a source root
+    or a namespace package's directory, or a directory that would make one). The result
+    holds while every file hashes the same and every absent path is still absent."""
+
+    files: Mapping[str, Optional[str]] = field(default_factory=dict)
+    absent: FrozenSet[str] = frozenset()
+
+    def hold(self, hash_of: Callable[[str], Optional[str]],
+             exists: Callable[[str], bool]) -> bool:
+        return all(h is not None and hash_of(p) == h for p, h in self.files.items()) and \
+            not any(map(exists, self.absent))
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"deps": dict(self.files), "absent": sorted(self.absent)}
+
+    @classmethod
+    def from_json(cls, entry: Dict[str, Any]) -> Optional["Dependencies"]:
+        """What ``as_json`` wrote, or None for anything else."""
+        files, absent = entry.get("deps"), entry.get("absent")
+        if not isinstance(files, dict) or not isinstance(absent, list) or \
+                not all(map(isinstance, chain(files.values(), absent), repeat(str))):
+            return None
+        return cls(files, frozenset(absent))
 
 
 _CODE: Optional[str] = None
@@ -41,27 +103,47 @@ def code_version() -> str:
     return _CODE
 
 
-def _well_formed(f: Finding) -> bool:
-    """A finding read back from JSON has the types ``Finding`` declares."""
-    ints = (f.row, f.column, f.end_row, f.end_column)
+def _well_formed(f: Finding, lines: Callable[[str], Optional[int]]) -> bool:
+    """A finding read back from JSON has the types ``Finding`` declares, and each of its
+    ranges is one a file can hold (``_placed``)."""
     strs = (f.code, f.name, f.message, f.severity, f.filename)
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in ints) or \
-            not all(isinstance(s, str) for s in strs) \
-            or not isinstance(f.in_expected_failure, bool):
+    if not all(isinstance(s, str) for s in strs) or not isinstance(f.in_expected_failure, bool) \
+            or not (f.cell is None or _ints(f.cell) and f.cell >= 1):
+        return False
+    # a notebook's rows count within a cell: only the rows of other files are bounded
+    limit = None if is_notebook(f.filename) else lines(f.filename)
+    if not _placed(limit, f.row, f.column, f.end_row, f.end_column):
         return False
     x = f.fix
-    if x is not None and not (_ints(x.row, x.column, x.end_row, x.end_column)
+    if x is not None and not (_placed(limit, x.row, x.column, x.end_row, x.end_column)
                               and isinstance(x.message, str) and isinstance(x.content, str)
                               and x.applicability in ("safe", "unsafe")
-                              and all(_ints(*m[:4]) and isinstance(m[4], str) for m in x.more)):
+                              and all(_placed(limit, *m[:4]) and isinstance(m[4], str)
+                                      for m in x.more)):
         return False
-    return all(_ints(r.row, r.column, r.end_row, r.end_column)
-               and isinstance(r.message, str) and isinstance(r.filename, str)
+    return all(isinstance(r.message, str) and isinstance(r.filename, str)
+               and _placed(None if is_notebook(r.filename) else lines(r.filename),
+                           r.row, r.column, r.end_row, r.end_column)
                for r in f.related)
+
+
+def _placed(lines: Optional[int], row: Any, column: Any, end_row: Any, end_column: Any) -> bool:
+    """Integers at 1 or more, the end not before the start, and the rows within the
+    file's ``lines`` where they are known (values read back from JSON: any type)."""
+    if not _ints(row, column, end_row, end_column):
+        return False
+    return min(row, column, end_row, end_column) >= 1 and \
+        (end_row, end_column) >= (row, column) and (lines is None or end_row <= lines)
 
 
 def _ints(*values: object) -> bool:
     return all(isinstance(i, int) and not isinstance(i, bool) for i in values)
+
+
+def _line_count(data: bytes) -> int:
+    """The rows a position in ``data`` can name: its lines, the one after a final line
+    break included (Python ends a line at \\n, \\r\\n or \\r)."""
+    return max(data.count(b"\n"), data.count(b"\r")) + 1
 
 
 def default_dir(config_root: Optional[str], start: str) -> str:
@@ -92,11 +174,23 @@ def user_cache_dir() -> str:
                         "shardcheck")
 
 
+class _Existence(Dict[str, bool]):
+    """Whether each path exists, one stat a run (a hit's look-up of a path seen before
+    stays in C: most files look for the same modules)."""
+
+    def __missing__(self, path: str) -> bool:
+        got = self[path] = os.path.exists(path)
+        return got
+
+
 class Cache:
     def __init__(self, directory: str, fingerprint: str):
         self.dir = os.path.join(directory, "v1")
         self.fingerprint = fingerprint
+        # what this run's look-ups read, by absolute path: one read, hash and stat each
         self._hashes: Dict[str, Optional[str]] = {}
+        self._exists = _Existence()
+        self._lines: Dict[str, Optional[int]] = {}  # of the files cached findings are in
 
     def file_hash(self, path: str) -> Optional[str]:
         """The content hash of a regular file; None if it cannot be read (never blocks
@@ -110,13 +204,25 @@ class Cache:
         """(the bytes of a regular file, their content hash), remembered for the run's
         look-ups of its dependencies; (None, None) if it cannot be read. A checked file
         that misses the cache is analysed from these bytes, not read again."""
+        key = os.path.abspath(path)
         try:
             data = read_source(path)
         except Unreadable:
-            self._hashes[os.path.abspath(path)] = None
+            self._hashes[key] = None
             return None, None
-        digest = self._hashes[os.path.abspath(path)] = content_hash(data)
+        digest = self._hashes[key] = content_hash(data)
         return data, digest
+
+    def _lines_of(self, path: str) -> Optional[int]:
+        """The line count of a file a cached finding is in (None if it cannot be read),
+        counted when first asked: most files have no finding to place."""
+        key = os.path.abspath(path)
+        if key not in self._lines:
+            try:
+                self._lines[key] = _line_count(read_source(key))
+            except Unreadable:
+                self._lines[key] = None
+        return self._lines[key]
 
     def _key(self, path: str, digest: str) -> str:
         raw = f"{code_version()}\0{self.fingerprint}\0{os.path.abspath(path)}\0{digest}"
@@ -127,29 +233,37 @@ class Cache:
 
     def get(self, path: str, digest: str) -> Optional[List[Finding]]:
         """The cached findings, or None: a missing, unreadable, corrupt or wrong-shaped
-        entry (valid JSON that is not what ``put`` writes) is a miss, never an error."""
+        entry (valid JSON that is not what ``put`` writes, a position no file holds) is a
+        miss, never an error; so is one whose dependencies changed."""
+        entry_path = self._entry_path(self._key(path, digest))
         try:
-            entry = json.loads(read_source(self._entry_path(self._key(path, digest))))
+            entry = json.loads(read_source(entry_path))
         except (Unreadable, ValueError, RecursionError):
             return None
-        if not isinstance(entry, dict) or not isinstance(entry.get("deps"), dict) \
-                or not isinstance(entry.get("findings"), list):
+        if not isinstance(entry, dict) or not isinstance(entry.get("findings"), list):
             return None
-        for dep, h in entry["deps"].items():
-            if not isinstance(h, str) or self.file_hash(dep) != h:
-                return None
+        deps = Dependencies.from_json(entry)
+        if deps is None or not deps.hold(self.file_hash, self._exists.__getitem__):
+            return None
         try:
             findings = [Finding.from_json(d) for d in entry["findings"]]
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None
-        return findings if all(_well_formed(f) for f in findings) else None
+        if not all(_well_formed(f, self._lines_of) for f in findings):
+            return None
+        _mark_used(entry_path)
+        return findings
 
-    def put(self, path: str, digest: str, findings: List[Finding], deps: List[str]) -> None:
+    def put(self, path: str, digest: str, findings: List[Finding], deps: Dependencies) -> None:
+        """Store ``findings`` for the content ``digest`` of ``path``, unless that file or
+        one it depends on changed since the check read it (compared afresh, not with the
+        hashes this run's look-ups remembered)."""
+        if hash_file(path) != digest or not deps.hold(hash_file, os.path.exists):
+            return
         key = self._key(path, digest)
         target = self._entry_path(key)
         entry = {"findings": [dict(f.as_json(), in_expected_failure=f.in_expected_failure)
-                              for f in findings],
-                 "deps": {d: self.file_hash(d) for d in deps}}
+                              for f in findings], **deps.as_json()}
         try:
             if not os.path.isdir(self.dir):
                 os.makedirs(self.dir, exist_ok=True)
@@ -158,10 +272,79 @@ class Cache:
                     with open(ignore, "w") as f:
                         f.write("# created by shardcheck\n*\n")
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            import tempfile
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(entry, f)
-            os.replace(tmp, target)
+            _write_atomically(target, json.dumps(entry))
         except OSError:
             pass  # a cache that cannot be written is only slower
+
+    def prune(self) -> None:
+        """Remove the entries no run has read for ``UNUSED_FOR`` seconds and the temporary
+        files of writes a killed process left, at most once a day: a run pays one stat of
+        the stamp file that says when the last pruning began."""
+        now = time.time()
+        stamp = os.path.join(self.dir, "pruned")
+        try:
+            if now - os.stat(stamp).st_mtime < _PRUNE_EVERY:
+                return
+        except FileNotFoundError:
+            pass  # never pruned (a new cache, or one an older shardcheck wrote)
+        except OSError:
+            return
+        try:
+            with open(stamp, "a"):  # claimed before the walk: a concurrent run skips it
+                pass
+            os.utime(stamp, (now, now))
+        except OSError:
+            return  # no cache here yet, or none that can be written
+        for sub in _entries(self.dir):
+            if sub.is_dir(follow_symlinks=False):
+                for e in _entries(sub.path):
+                    _remove_if_old(e, now)
+
+
+def _write_atomically(target: str, text: str) -> None:
+    """``text`` into ``target`` through a temporary file renamed over it: a reader sees
+    the old entry or the new one, never part of one. A failed write (a full disk) removes
+    its temporary file and raises."""
+    import tempfile
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _mark_used(entry_path: str) -> None:
+    """Set an entry's mtime to now when it is older than a day: pruning reads the mtime
+    as the entry's last use, and a hit writes to the disk at most once a day."""
+    try:
+        if time.time() - os.stat(entry_path).st_mtime > _MARK_USED_AFTER:
+            os.utime(entry_path)
+    except OSError:
+        pass  # a read-only cache answers all the same
+
+
+def _entries(directory: str) -> List[os.DirEntry]:
+    try:
+        with os.scandir(directory) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
+def _remove_if_old(e: os.DirEntry, now: float) -> None:
+    """Remove an entry unused for ``UNUSED_FOR``, or a stale temporary file."""
+    if e.name.endswith(".json"):
+        age = UNUSED_FOR
+    elif e.name.endswith(".tmp"):
+        age = _STALE_TEMPORARY
+    else:
+        return
+    try:
+        if now - e.stat(follow_symlinks=False).st_mtime > age:
+            os.unlink(e.path)
+    except OSError:
+        pass  # removed by a concurrent run, or not ours to remove

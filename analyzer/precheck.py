@@ -210,7 +210,7 @@ def _reaches_sharding(project: Project, memo: _ProjectMemo, names: Set[str],
             if path is None:
                 continue
             consulted.append(path)
-            facts = _facts(memo, name, path)
+            facts = _facts(project, memo, name, path)
             if facts is None or facts.spells:
                 return True  # unreadable: the analysis decides (conservative)
             modules.append(name)
@@ -233,6 +233,7 @@ def _project_path(project: Project, memo: _ProjectMemo, name: str) -> Optional[s
     if name not in memo.paths:
         found = name in project.modules or _may_exist(project, memo, name)
         memo.paths[name] = project.path_of(name) if found and project.has_module(name) else None
+    project.record_lookup(name)  # the answer holds while the candidates it passed stay empty
     return memo.paths[name]
 
 
@@ -268,11 +269,11 @@ def _listing(memo: _ProjectMemo, directory: str) -> FrozenSet[str]:
     return memo.listings[directory]
 
 
-def _facts(memo: _ProjectMemo, name: str, path: str) -> Optional[_Facts]:
+def _facts(project: Project, memo: _ProjectMemo, name: str, path: str) -> Optional[_Facts]:
     if name not in memo.facts:
-        from .sources import SourceError, Unreadable, decode_source, read_source
+        from .sources import SourceError, Unreadable, decode_source
         try:
-            text = decode_source(read_source(path))
+            text = decode_source(project.read(path))
         except (Unreadable, SourceError):
             memo.facts[name] = None
         else:
@@ -286,10 +287,12 @@ def _facts(memo: _ProjectMemo, name: str, path: str) -> Optional[_Facts]:
 def _may_have_submodules(project: Project, memo: _ProjectMemo, name: str) -> bool:
     """Whether ``name.x`` can be a project module: a directory of that name in a source
     root, or a checked file's module under it."""
+    rel = name.replace(".", os.sep)
+    bases = list(project.roots) + project.namespace_bases(name.split(".")[0])
     if name not in memo.may_have_submodules:
-        rel = name.replace(".", os.sep)
-        bases = list(project.roots) + project.namespace_bases(name.split(".")[0])
         memo.may_have_submodules[name] = any(
             os.path.isdir(os.path.join(root, rel)) for root in bases) or any(
             m.startswith(name + ".") for m in project.modules)
+    if not memo.may_have_submodules[name]:  # the answer holds while no such directory appears
+        project.absent.update(os.path.join(root, rel) for root in bases)
     return memo.may_have_submodules[name]

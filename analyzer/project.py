@@ -1,15 +1,18 @@
 """The checked tree as modules, so names imported from another module resolve.
 
 A module's top-level definitions are evaluated once per process (no events, no
-function bodies) and memoised. Each file's result records which project modules it
-read, so the cache can tell when an imported module changed.
+function bodies) and memoised. Each file's check records what its result depends on
+(``dependencies``): the project modules it read, with the hash of the content read, and
+each place an import was looked for and not found, so the cache can tell when an
+imported module changed or a module it looked for appeared.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
+from .cache import CHANGED, Dependencies, content_hash, hash_file
 from .positions import Positions
 
 if TYPE_CHECKING:  # a Project resolves imports for the precheck without libcst
@@ -58,13 +61,21 @@ class Project:
         self.config = config
         self.roots: Set[str] = set()
         self.modules: Dict[str, str] = {}  # module name -> path
-        self._missing: Set[str] = set()  # names no project file holds
-        self._namespace_bases: Dict[str, List[str]] = {}
-        self._deps: Dict[str, FrozenSet[str]] = {}  # module -> the files reading it read
+        # module name -> the candidate files its look-up found empty (all of them for a
+        # name no project file holds)
+        self._passed: Dict[str, Tuple[str, ...]] = {}
+        self._namespace_layout: Dict[str, Tuple[List[str], List[str]]] = {}
+        self._walk: Optional[List[str]] = None
+        # module -> the files reading it read, and the candidates it found empty
+        self._deps: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
         self._resolving: Set[Tuple[str, str]] = set()
         self._envs: Dict[str, object] = {}
         self._loading: Set[str] = set()
-        self.used: Set[str] = set()  # paths read for the file being checked
+        # what the result of the file being checked depends on (``dependencies``): the
+        # paths read, and the candidate files of imports looked for and not found
+        self.used: Set[str] = set()
+        self.absent: Set[str] = set()
+        self.hashes: Dict[str, str] = {}  # absolute path -> the hash of the content read
         # each module read: (path, parsed module, source text), so that a finding at one
         # of its nodes (in a function the checked file calls) is placed in its own file
         self.parsed: Dict[str, Tuple[str, cst.Module, str]] = {}
@@ -74,60 +85,97 @@ class Project:
         if path.lower().endswith(".ipynb"):  # checked, never imported
             return
         self.roots.add(source_root_for(path))
+        # a new root may hold what was looked for
+        self._passed = {n: c for n, c in self._passed.items() if n in self.modules}
         self.modules.setdefault(module_name_for(path), os.path.abspath(path))
-        self._missing.clear()  # a new root may hold what was looked for
-        self._namespace_bases.clear()
+        self._namespace_layout.clear()
+        self._walk = None
 
     def path_of(self, name: str) -> Optional[str]:
-        if name in self.modules:
+        """The file of project module ``name``, None if no project file holds it. The
+        candidate files looked at and found empty before the answer are added to
+        ``absent`` on every call (a memoised answer too): the result depends on them."""
+        passed = self._passed.get(name)
+        if passed is not None:
+            self.absent.update(passed)
+            return self.modules.get(name)
+        if name in self.modules:  # a checked file's module
             return self.modules[name]
-        if name in self._missing:
-            return None
-        rel = name.replace(".", os.sep)
-        for root in self.roots:
-            for cand in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
-                if os.path.isfile(cand):
-                    self.modules[name] = cand
-                    return cand
-        found = self._in_namespace_package(name)
-        if found is None:
-            self._missing.add(name)
-        else:
-            self.modules[name] = found
+        looked: List[str] = []
+        found = None
+        for cand in self._candidates(name):
+            if os.path.isfile(cand):
+                found = self.modules[name] = cand
+                break
+            looked.append(cand)
+        self._passed[name] = tuple(looked)
+        self.absent.update(looked)
         return found
 
-    def _in_namespace_package(self, name: str) -> Optional[str]:
-        """``name``'s file under a namespace package (PEP 420: a directory with no
-        ``__init__.py``, as ``inference`` in ``from inference import parallel``)."""
-        if "." not in name:
-            return None  # the namespace package itself: no file to read
+    def record_lookup(self, name: str) -> None:
+        """Add to ``absent`` what the look-up of module ``name`` found empty, without
+        looking again: ``path_of``'s record, or, for a name the caller found in no
+        directory listing (``precheck``), every candidate file."""
+        if name in self._passed:
+            self.absent.update(self._passed[name])
+        elif name not in self.modules and self._may_be_project_module(name):
+            self.absent.update(self._candidates(name))
+
+    def _candidates(self, name: str) -> Iterator[str]:
+        """The files that may hold module ``name``, in the order ``path_of`` looks:
+        ``name.py`` and ``name/__init__.py`` in each source root, then, for a dotted
+        name, in each directory above a root that holds its top package as a namespace
+        package (PEP 420: a directory with no ``__init__.py``, as ``inference`` in ``from
+        inference import parallel``) or holds no directory of that name (making one would
+        make it such a package; a regular package there is no search root)."""
         rel = name.replace(".", os.sep)
-        for d in self.namespace_bases(name.split(".")[0]):
+        seen: Set[str] = set()
+        bases: List[str] = list(self.roots)
+        if "." in name:  # a namespace package itself holds no file to read
+            namespaces, unmade = self._layout(name.split(".")[0])
+            bases += namespaces + unmade
+        for d in bases:
             for cand in (os.path.join(d, rel + ".py"), os.path.join(d, rel, "__init__.py")):
-                if os.path.isfile(cand):
-                    return cand
-        return None
+                if cand not in seen:
+                    seen.add(cand)
+                    yield cand
 
     def namespace_bases(self, top: str) -> List[str]:
         """The directories that hold a namespace package ``top``: a source root, or a
         directory above one up to the project's root (where the project runs with that
         directory on ``sys.path``)."""
-        if top not in self._namespace_bases:
+        return self._layout(top)[0]
+
+    def _layout(self, top: str) -> Tuple[List[str], List[str]]:
+        """(the directories of ``_walk`` holding ``top`` as a namespace package, those
+        holding nothing named ``top``)."""
+        if top not in self._namespace_layout:
+            namespaces: List[str] = []
+            unmade: List[str] = []
+            for d in self._walk_dirs():
+                pkg = os.path.join(d, top)
+                if not os.path.isdir(pkg):
+                    unmade.append(d)
+                elif not os.path.isfile(os.path.join(pkg, "__init__.py")):
+                    namespaces.append(d)
+            self._namespace_layout[top] = (namespaces, unmade)
+        return self._namespace_layout[top]
+
+    def _walk_dirs(self) -> List[str]:
+        """Each source root and the directories above it up to the project's root."""
+        if self._walk is None:
             limit = os.path.abspath(self.config.root) if self.config is not None else None
-            found: List[str] = []
+            self._walk = []
             for root in sorted(self.roots):
                 d = root
                 while True:
-                    pkg = os.path.join(d, top)
-                    if d not in found and os.path.isdir(pkg) and \
-                            not os.path.isfile(os.path.join(pkg, "__init__.py")):
-                        found.append(d)
+                    if d not in self._walk:
+                        self._walk.append(d)
                     if limit is None or d == limit or \
                             not d.startswith(limit.rstrip(os.sep) + os.sep):
                         break
                     d = os.path.dirname(d)
-            self._namespace_bases[top] = found
-        return self._namespace_bases[top]
+        return self._walk
 
     def is_package(self, name: str) -> bool:
         """Whether module ``name`` is a package (its file an ``__init__.py``)."""
@@ -135,9 +183,14 @@ class Project:
         return path is not None and os.path.basename(path) == "__init__.py"
 
     def has_module(self, name: str) -> bool:
-        if not name or name.split(".")[0] in ("jax", "jaxlib", "numpy", "flax", "functools"):
-            return False
-        return self.path_of(name) is not None
+        return self._may_be_project_module(name) and self.path_of(name) is not None
+
+    @staticmethod
+    def _may_be_project_module(name: str) -> bool:
+        """Whether ``name`` is looked for in the project at all (the libraries the
+        analysis models are not)."""
+        return bool(name) and name.split(".")[0] not in ("jax", "jaxlib", "numpy", "flax",
+                                                         "functools")
 
     def module_env(self, name: str, requester=None):
         """The top-level definitions of project module ``name`` (read once per process),
@@ -147,20 +200,24 @@ class Project:
         if path is None:
             return None
         if name in self._envs:
-            self.used.update(self._deps.get(name, (path,)))
+            used, absent = self._deps.get(name, ((path,), ()))
+            self.used.update(used)
+            self.absent.update(absent)
             return self._envs[name]
         self.used.add(path)
         if name in self._loading:
             return None
         self._loading.add(name)
-        outer, self.used = self.used, {path}  # what reading it reads, for every reader
+        # what reading it reads, for every reader
+        outer, self.used = self.used, {path}
+        outer_absent, self.absent = self.absent, set()
         try:
             from .config import Config
             from .engine import analyze
-            from .sources import decode_source, parse_source, read_source
+            from .sources import decode_source, parse_source
             # as a checked file is read: never blocks on a FIFO, and what CPython rejects
             # (deep nesting that would crash libcst's parser) raises instead
-            text = decode_source(read_source(path))
+            text = decode_source(self.read(path))
             module = parse_source(text, path)
             self.parsed[name] = (path, module, text)
             env = analyze(module, name, self.config or Config(), self, definitions_only=True,
@@ -169,10 +226,39 @@ class Project:
             env = None
         finally:
             self._loading.discard(name)
-            self._deps[name] = frozenset(self.used)
+            self._deps[name] = (frozenset(self.used), frozenset(self.absent))
             self.used = outer | self.used
+            self.absent = outer_absent | self.absent
         self._envs[name] = env
         return env
+
+    def read(self, path: str) -> bytes:
+        """The bytes of a project file the check reads (``sources.read_source``), their
+        hash kept as the content the check read: the cache stores a result only while
+        each file it read still has that content. Two reads of one file in this process
+        that saw two contents keep ``CHANGED``, which no content matches."""
+        from .sources import read_source
+        data = read_source(path)
+        digest = content_hash(data)
+        key = os.path.abspath(path)
+        if self.hashes.setdefault(key, digest) != digest:
+            self.hashes[key] = CHANGED
+        return data
+
+    def start_recording(self) -> None:
+        """Forget what the previous file's check depended on: a file's check begins."""
+        self.used = set()
+        self.absent = set()
+
+    def dependencies(self, checked: str) -> Dependencies:
+        """What the result of the file ``checked`` depends on, recorded since
+        ``start_recording``: each other file read, with the hash of the content read (a
+        file read other than through ``read`` is hashed now), and each candidate found
+        empty."""
+        me = os.path.abspath(checked)
+        files = {p: self.hashes.get(os.path.abspath(p)) or hash_file(p)
+                 for p in self.used if os.path.abspath(p) != me}
+        return Dependencies(files, frozenset(self.absent))
 
     def imported(self, module: str, name: str) -> Any:
         """``name`` as project module ``module`` defines it (``from module import

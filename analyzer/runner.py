@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Callable, List, Optional, Tuple
 
-from .cache import Cache
+from .cache import Cache, Dependencies
 from .codes import INTERNAL_ERROR, SKIPPED_FILE
 from .config import Config
 from .ftypes import Finding
@@ -67,6 +67,8 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
             if cache is not None and digest is not None and not any(
                     f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):
                 cache.put(path, digest, findings, deps)
+    if cache is not None:
+        cache.prune()
     return RunResult(_merged(files, results), len(files), cached)
 
 
@@ -89,7 +91,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
     from .project import Project
     from .sources import SourceError, Unreadable, decode_source, looks_generated, read_source
     project: Optional[Project] = None
-    done: List[Tuple[str, List[Finding], str, List[str]]] = []
+    done: List[Tuple[str, List[Finding], str, Dependencies]] = []
     rest: List[Tuple[str, Optional[bytes]]] = []
     limit = config.generated_size_limit
     words = declared_words(config)
@@ -112,12 +114,11 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
             for f in files:
                 if os.path.isfile(f):
                     project.add_file(f)
-        project.used = set()
+        project.start_recording()
         if not cleared(text, path, project, words=words):
             rest.append((path, data))
             continue
-        deps = sorted(d for d in project.used if os.path.abspath(d) != os.path.abspath(path))
-        done.append((path, [], content_hash(data), deps))
+        done.append((path, [], content_hash(data), project.dependencies(path)))
     return done, rest
 
 
@@ -143,8 +144,8 @@ def _merged(files: List[str], results: dict) -> List[Finding]:
 
 
 def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[str],
-           jobs: Optional[int]) -> List[Tuple[str, List[Finding], Optional[str], List[str]]]:
-    """(path, findings, content digest or None, project modules read) of each file of
+           jobs: Optional[int]) -> List[Tuple[str, List[Finding], Optional[str], Dependencies]]:
+    """(path, findings, content digest or None, what the findings depend on) of each file of
     ``todo``: in supervised workers, a process pool, or this process."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple, Union
 
-from .cache import content_hash
+from .cache import Dependencies, content_hash
 from .config import Config
 from .engine import crashed, read_and_check, skipped
 from .ftypes import Finding
 from .project import Project
 
-Result = Tuple[str, Optional[str], List[Finding], List[str]]  # path, digest, findings, deps
+Result = Tuple[str, Optional[str], List[Finding], Dependencies]  # path, digest, findings, deps
 _LONGEST_WAIT = 3600.0  # seconds; a longer timeout-per-file is waited for in steps (poll's limit)
 
 _state: dict = {}
@@ -78,16 +78,15 @@ def init_worker(config: Config, files: List[str]) -> None:
 
 
 def check_one(path: str, data: Optional[bytes] = None) -> Result:
-    """(path, content digest or None if unread, findings, project modules it read).
+    """(path, content digest or None if unread, findings, what they depend on).
     ``data``: the file's bytes when the caller read them already (to hash them)."""
     config: Config = _state["config"]
     project: Project = _state["project"]
-    project.used = set()
+    project.start_recording()
     data, findings = read_and_check(path, config, project, data)
     if data is None:
-        return path, None, findings, []
-    deps = sorted(d for d in project.used if os.path.abspath(d) != os.path.abspath(path))
-    return path, content_hash(data), findings, deps
+        return path, None, findings, Dependencies()
+    return path, content_hash(data), findings, project.dependencies(path)
 
 
 def _address_space() -> Optional[int]:
@@ -146,9 +145,9 @@ def _check_task(task: Tuple[str, Optional[bytes]], memory: int) -> Result:
     try:
         return check_one(path, data)
     except MemoryError:
-        return path, None, [skipped(path, _over_memory(memory))], []
+        return path, None, [skipped(path, _over_memory(memory))], Dependencies()
     except Exception as e:  # a bug of shardcheck's outside the rules: said, exit 2
-        return path, None, [crashed(path, f"{type(e).__name__}: {e}")], []
+        return path, None, [crashed(path, f"{type(e).__name__}: {e}")], Dependencies()
 
 
 def _serve(conn, answer: Callable[[Any, int], Any], memory_of: Callable[[Any], int]) -> None:
@@ -301,7 +300,7 @@ def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, file
                     if w.task is not None:
                         found = (skipped(w.task, _over_time(timeout)) if expired and timeout
                                  else _death(w.task, w.proc.exitcode, memory))
-                        yield w.task, None, [found], []
+                        yield w.task, None, [found], Dependencies()
                     if queue:
                         spawn()
     finally:
