@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import ast
 import io
+import sys
+import threading
 from typing import List, Optional, Tuple
+
+from .sources import SourceError, decode_source
 
 # Nesting limits tried in turn: the first leaves everything libcst can print on 3.12
 # (measured: ~736 links of `+`, `and`, `.attr`, `elif`); the second leaves room for
@@ -134,3 +138,78 @@ def blank_deep_statements(text: str, limit: int) -> Optional[str]:
             new = [prefix + "pass\n"] + ["\n"] * (rows - 1) + [suffix]
         lines[row - 1:end_row] = new
     return "".join(lines)
+
+
+# The analysis recurses a few Python frames per level of nesting, and CPython compiles
+# up to ~3,000 levels (a sum, an attribute chain); its flat chains (10,000 `and`s) take
+# libcst's native parser deeper than a main thread's 8 MB stack.
+_DEEP_RECURSION_LIMIT = 60_000
+_DEEP_STACK_BYTES = 512 * 1024 * 1024
+_STACK_LOCK = threading.Lock()
+
+
+def on_deep_stack(fn, *args):
+    """``fn(*args)`` in a thread with a large stack and a high recursion limit.
+
+    Nesting CPython compiles (a 1,000-term sum, a 10,000-term ``and``) is deeper than
+    the default recursion limit allows the analysis, and than the main thread's stack
+    allows libcst's native parser (which would crash the process). Exceptions are
+    re-raised in the caller's thread."""
+    result: list = []
+    errors: list = []
+
+    def run() -> None:
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, _DEEP_RECURSION_LIMIT))
+        try:
+            result.append(fn(*args))
+        except BaseException as exc:  # re-raised below, in the caller's thread
+            errors.append(exc)
+        finally:
+            sys.setrecursionlimit(old)
+
+    with _STACK_LOCK:
+        old_size = threading.stack_size()
+        try:
+            threading.stack_size(_DEEP_STACK_BYTES)
+            worker: Optional[threading.Thread] = threading.Thread(
+                target=run, name="shardcheck-deep", daemon=True)
+            worker.start()  # type: ignore[union-attr]  # set on the branch that runs it
+        except (RuntimeError, ValueError, MemoryError):  # no such stack here: the caller's
+            worker = None
+        finally:
+            threading.stack_size(old_size)
+    if worker is None:
+        run()
+    else:
+        worker.join()
+    if result:
+        return result[0]
+    raise errors[0]
+
+
+def degrading_deep_statements(fn, source: bytes | str, *args):
+    """``fn(source, *args)`` on a deep stack; where that runs out of recursion (libcst on
+    Python 3.12: see ``deep``), again with the statements nested too deep for it made
+    unknown, so the rest of the file is still analysed. ``RecursionError`` when even
+    that fails."""
+    try:
+        return on_deep_stack(fn, source, *args)
+    except BaseException as e:
+        if not from_recursion(e):
+            raise
+        first = e
+    try:
+        text = source if isinstance(source, str) else decode_source(source)
+    except SourceError:
+        raise RecursionError("nested too deeply to analyse") from first
+    for limit in LIMITS:
+        flat = blank_deep_statements(text, limit)
+        if flat is None:
+            continue
+        try:
+            return on_deep_stack(fn, flat, *args)
+        except BaseException as e:
+            if not from_recursion(e):
+                raise
+    raise RecursionError("nested too deeply to analyse") from first

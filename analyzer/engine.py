@@ -11,8 +11,6 @@ import io
 import json
 import os
 import re
-import sys
-import threading
 import tokenize
 import traceback
 from dataclasses import dataclass
@@ -27,7 +25,7 @@ from .codes import (INTERNAL_ERROR, INVALID_SUPPRESSION, SKIPPED_FILE, SYNTAX_ER
                     UNUSED_SUPPRESSION)
 from . import notebooks
 from .config import Config
-from .deep import LIMITS, blank_deep_statements, from_recursion
+from .deep import degrading_deep_statements, from_recursion
 from .ftypes import ERROR, Finding, Fix, Pending, Related
 from .positions import Positions, node_positions
 from .precheck import cleared, declared_words
@@ -46,12 +44,6 @@ if TYPE_CHECKING:
 _SUPPRESS = re.compile(r"#\s*(?:shardcheck:\s*ignore(?:\[(?P<codes>[^\]]*)\])?"
                        r"|noqa(?::\s*(?P<noqa>[A-Za-z0-9_\-]+(?:[,\s]+[A-Za-z0-9_\-]+)*))?)",
                        re.IGNORECASE)
-# The analysis recurses a few Python frames per level of nesting, and CPython compiles
-# up to ~3,000 levels (a sum, an attribute chain); its flat chains (10,000 `and`s) take
-# libcst's native parser deeper than a main thread's 8 MB stack.
-_DEEP_RECURSION_LIMIT = 60_000
-_DEEP_STACK_BYTES = 512 * 1024 * 1024
-_STACK_LOCK = threading.Lock()
 
 
 def _meta(code: str, message: str, path: str, row: int, col: int) -> Finding:
@@ -275,73 +267,6 @@ def _relevant_text(text: str, path: str, config: Config, project: Optional[Proje
         module_name = module_name_for(path) if os.path.isfile(path) else ""
     return relevance.kept(text, project, module_name, os.path.basename(path) == "__init__.py",
                           words)
-
-
-def on_deep_stack(fn, *args):
-    """``fn(*args)`` in a thread with a large stack and a high recursion limit.
-
-    Nesting CPython compiles (a 1,000-term sum, a 10,000-term ``and``) is deeper than
-    the default recursion limit allows the analysis, and than the main thread's stack
-    allows libcst's native parser (which would crash the process). Exceptions are
-    re-raised in the caller's thread."""
-    result: list = []
-    errors: list = []
-
-    def run() -> None:
-        old = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old, _DEEP_RECURSION_LIMIT))
-        try:
-            result.append(fn(*args))
-        except BaseException as exc:  # re-raised below, in the caller's thread
-            errors.append(exc)
-        finally:
-            sys.setrecursionlimit(old)
-
-    with _STACK_LOCK:
-        old_size = threading.stack_size()
-        try:
-            threading.stack_size(_DEEP_STACK_BYTES)
-            worker: Optional[threading.Thread] = threading.Thread(
-                target=run, name="shardcheck-deep", daemon=True)
-            worker.start()  # type: ignore[union-attr]  # set on the branch that runs it
-        except (RuntimeError, ValueError, MemoryError):  # no such stack here: the caller's
-            worker = None
-        finally:
-            threading.stack_size(old_size)
-    if worker is None:
-        run()
-    else:
-        worker.join()
-    if result:
-        return result[0]
-    raise errors[0]
-
-
-def degrading_deep_statements(fn, source: bytes | str, *args):
-    """``fn(source, *args)`` on a deep stack; where that runs out of recursion (libcst on
-    Python 3.12: see ``deep``), again with the statements nested too deep for it made
-    unknown, so the rest of the file is still analysed. ``RecursionError`` when even
-    that fails."""
-    try:
-        return on_deep_stack(fn, source, *args)
-    except BaseException as e:
-        if not from_recursion(e):
-            raise
-        first = e
-    try:
-        text = source if isinstance(source, str) else decode_source(source)
-    except SourceError:
-        raise RecursionError("nested too deeply to analyse") from first
-    for limit in LIMITS:
-        flat = blank_deep_statements(text, limit)
-        if flat is None:
-            continue
-        try:
-            return on_deep_stack(fn, flat, *args)
-        except BaseException as e:
-            if not from_recursion(e):
-                raise
-    raise RecursionError("nested too deeply to analyse") from first
 
 
 def too_deep(path: str, exc: BaseException) -> Finding:

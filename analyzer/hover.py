@@ -93,7 +93,7 @@ def index(source: str, path: str, config: Optional[Config] = None,
           project: Optional[Project] = None) -> HoverIndex:
     """The hover index of ``source`` (empty for a source that does not parse or is too
     deep to analyse)."""
-    from .engine import degrading_deep_statements
+    from .deep import degrading_deep_statements
     from .sources import LibcstLimitation, SourceError
     try:
         return degrading_deep_statements(_index, source, path, config or Config(), project)

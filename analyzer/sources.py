@@ -179,7 +179,7 @@ def _memory_to_spare(size: int) -> bool:
 
 
 # CPython's recursion limit when it starts, which `python file.py` compiles the file under.
-# The analysis raises the limit (``engine.on_deep_stack``); on 3.11 the compiler's own
+# The analysis raises the limit (``deep.on_deep_stack``); on 3.11 the compiler's own
 # depth check scales with it, so a 100,000-term sum Python rejects compiled there, and
 # libcst then spent the whole time budget on a file that is a syntax error.
 _STARTUP_RECURSION_LIMIT = 1000

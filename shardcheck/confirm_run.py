@@ -165,7 +165,8 @@ def mesh_devices(source: bytes, path: str, config=None, project=None) -> Optiona
     """The devices the largest mesh the source states needs (its sizes as written, not
     a mesh declared in the config); None when no mesh with known sizes is made."""
     from shardcheck.analyzer.config import Config
-    from shardcheck.analyzer.engine import analyze, degrading_deep_statements
+    from shardcheck.analyzer.deep import degrading_deep_statements
+    from shardcheck.analyzer.engine import analyze
     from shardcheck.analyzer.project import module_name_for
     from shardcheck.analyzer.sources import decode_source, parse_source
     cfg = dataclasses.replace(config or Config(), meshes=(), default_mesh=None,

@@ -376,10 +376,10 @@ def test_a_slow_buffer_on_standard_input_does_not_hold_the_daemon(private, tmp_p
     (tmp_path / "bad.py").write_text(SRC)
     start = time.monotonic()
     code, out, _ = _shardcheck(["check", "--daemon", "-", "--stdin-filename", "slow.py",
-                                "--timeout-per-file", "2"], env, tmp_path, SLOW)
+                                "--timeout-per-file", "0.5"], env, tmp_path, SLOW)
     assert time.monotonic() - start < 30
     assert code == 0 and "slow.py:1:1: SC003 warning: this file was not analysed: its " \
-        "analysis ran past timeout-per-file (2 s)" in out
+        "analysis ran past timeout-per-file (0.5 s)" in out
     served = int(_shardcheck(["daemon", "status"], env)[1].split(" run(s) served")[0]
                  .rsplit(", ", 1)[1])
     assert served == 1  # it was the daemon's run, not an in-process fallback

@@ -197,7 +197,8 @@ def test_a_file_whose_analysis_runs_out_of_recursion_is_analysed_without_its_dee
                 raise KeyError("what libcst's position provider raises while unwinding")  # noqa: B904 (implicit context, as libcst)
         return engine._findings(source, *rest)
 
-    findings, _ = engine.degrading_deep_statements(
+    from shardcheck.analyzer.deep import degrading_deep_statements
+    findings, _ = degrading_deep_statements(
         analyse, src, "x.py", engine.Config(), None, None, set(engine.Config().enabled_codes()))
     assert len(seen) == 2 and "elif" not in seen[1]
     rows = BAD.count("\n")
