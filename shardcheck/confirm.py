@@ -24,7 +24,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from sharding_types import ShardingSyntaxError, mismatch_reasons, parse
 from shardcheck import confirm_run as rn
@@ -299,6 +299,7 @@ def confirm_file(path: str, config=None, project=None, devices: Optional[int] = 
     needs = rn.mesh_devices(source, path, config, project)
     plan = rn.choose_devices(found or {"cpu": rn.Platform("cpu", "cpu", 0)}, needs,
                              platform, devices)
+    run: Dict[str, Any]
     try:
         dump_dir: Optional[str] = tempfile.mkdtemp(prefix="shardcheck-hlo-")
     except OSError as e:
