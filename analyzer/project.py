@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
-from .cache import CHANGED, Dependencies, content_hash, hash_file
+from .dependencies import CHANGED, Dependencies, content_hash, hash_file
 from .positions import Positions
 
 if TYPE_CHECKING:  # a Project resolves imports for the precheck without libcst

@@ -34,9 +34,9 @@ import time
 
 import libcst as cst
 
-from shardcheck.analyzer import runner
+from shardcheck.check import runner
 from shardcheck.analyzer.config import Config
-from shardcheck.analyzer.discovery import discover
+from shardcheck.check.discovery import discover
 from shardcheck.analyzer.precheck import spells_sharding_api
 
 SHARDCHECK = [sys.executable, "-m", "shardcheck"]

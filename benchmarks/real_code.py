@@ -12,9 +12,9 @@ import json
 import sys
 import time
 
-from shardcheck.analyzer import runner
+from shardcheck.check import runner
 from shardcheck.analyzer.config import Config
-from shardcheck.analyzer.discovery import discover
+from shardcheck.check.discovery import discover
 
 
 def main(paths):

@@ -67,7 +67,7 @@ def _unknowable_sizes_match(expected: ShardingType, actual: ShardingType) -> Sha
 def _declared_axes(config_file: Optional[str]) -> Optional[Set[str]]:
     """Axis names of the meshes declared in [tool.shardcheck] (None: none declared)."""
     try:
-        from shardcheck.analyzer import config as cfgmod
+        from shardcheck.check import config as cfgmod
         start = os.path.dirname(config_file) if config_file else os.getcwd()
         cfg = cfgmod.load(None, start=start or ".")
     except Exception:

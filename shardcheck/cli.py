@@ -103,15 +103,15 @@ def _tune_gc() -> None:
     ``check`` runs its files under (``supervisor.GC_THRESHOLD``), for this process's life."""
     import gc
 
-    from shardcheck.analyzer.supervisor import GC_THRESHOLD
+    from shardcheck.check.supervisor import GC_THRESHOLD
     gc.set_threshold(*GC_THRESHOLD)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from shardcheck.analyzer import cache as cachemod
-    from shardcheck.analyzer import config as cfgmod
-    from shardcheck.analyzer import runner
-    from shardcheck.analyzer.discovery import discover
+    from shardcheck.check import cache as cachemod
+    from shardcheck.check import config as cfgmod
+    from shardcheck.check import runner
+    from shardcheck.check.discovery import discover
     import time
     paths = args.paths or ["."]
     if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
@@ -163,23 +163,23 @@ def _cmd_check(args: argparse.Namespace) -> int:
         cache_dir = args.cache_dir or cfg.cache_dir or cachemod.default_dir(
             cfg.root if cfg.source else None, paths[0])
     if args.show_settings or args.show_files:
-        from shardcheck.settings import show_files, show_settings
+        from shardcheck.check.settings import show_files, show_settings
         print(show_settings(cfg, cache_dir) if args.show_settings else show_files(files))
         return 0
     start = time.perf_counter()
-    from shardcheck.terminal import progress
+    from shardcheck.output.terminal import progress
     with progress(0 if args.quiet else len(files), sys.stderr) as update:
         result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir, progress=update)
     if args.add_noqa:
         return _add_noqa(args, result.findings, files, cfg, cache_dir)
     unwritten = 0  # files --fix had to write and could not: the run exits 2
     if args.fix or args.diff:
-        from shardcheck.analyzer.fixes import fix_findings
+        from shardcheck.check.fixes import fix_findings
         fixed = fix_findings(result.findings, files, args.unsafe_fixes, write=not args.diff)
         for problem in fixed.problems:
             print(f"shardcheck: warning: {problem}", file=sys.stderr)
         if args.diff:
-            from shardcheck.analyzer.fixes import unified_diff
+            from shardcheck.check.fixes import unified_diff
             for f in fixed.files:
                 sys.stdout.write(unified_diff(f))
             print(f"Would fix {fixed.applied} finding(s) in {len(fixed.files)} file(s).",
@@ -205,7 +205,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _write_baseline(path: str, findings: list) -> int:
-    from shardcheck.analyzer.baseline import BaselineError, write
+    from shardcheck.check.baseline import BaselineError, write
     try:
         n = write(path, findings)
     except BaselineError as e:
@@ -222,7 +222,7 @@ def _baselined(args: argparse.Namespace, cfg, findings: list) -> Optional[list]:
     path = args.baseline or cfg.baseline
     if not path:
         return findings
-    from shardcheck.analyzer.baseline import BaselineError, load
+    from shardcheck.check.baseline import BaselineError, load
     try:
         base = load(path)
     except BaselineError as e:
@@ -240,8 +240,8 @@ def _baselined(args: argparse.Namespace, cfg, findings: list) -> Optional[list]:
 def _add_noqa(args: argparse.Namespace, findings: list, files: list, cfg, cache_dir) -> int:
     """``--add-noqa``: suppress every finding that stands where it is, then report what
     remains (file-level findings, lines inside strings)."""
-    from shardcheck.analyzer import runner
-    from shardcheck.analyzer.add_noqa import add_noqa
+    from shardcheck.check import runner
+    from shardcheck.check.add_noqa import add_noqa
     noqa = add_noqa(findings, checked=files)
     for problem in noqa.problems:
         print(f"shardcheck: warning: {problem}", file=sys.stderr)
@@ -259,13 +259,13 @@ def _unwritten(n: int) -> str:
 
 
 def _report(args: argparse.Namespace, findings: list, files: int) -> str:
-    from shardcheck.analyzer import output
+    from shardcheck.output import findings as output
     if args.statistics:
         return output.statistics(args.format, findings)
     frames = args.output_format == "full" and not getattr(args, "from_stdin", False)
     report = output.render(args.format, findings, files, quiet=args.quiet, frames=frames)
     if args.format == "text" and not args.output_file:
-        from shardcheck.terminal import colour, wants_colour
+        from shardcheck.output.terminal import colour, wants_colour
         if wants_colour(sys.stdout):
             report = colour(report)
     return report
@@ -301,7 +301,7 @@ def _check_stdin(args: argparse.Namespace, cfg) -> int:
     """``shardcheck check - [--stdin-filename PATH]``: the source on standard input, checked
     as ``check PATH`` checks the file, under the same budgets and size limit (no cache;
     imports resolved from PATH's directory)."""
-    from shardcheck.analyzer.supervisor import SourceTask, analyse_source
+    from shardcheck.check.supervisor import SourceTask, analyse_source
     name = args.stdin_filename or "-"
     args.from_stdin = True  # the file on disk is not the buffer: no code frames from it
     data = sys.stdin.buffer.read()
@@ -320,8 +320,8 @@ def _check_stdin(args: argparse.Namespace, cfg) -> int:
 
 def _files_and_project(args: argparse.Namespace):
     """(config, files, project) for the paths given, or an exit status after an error."""
-    from shardcheck.analyzer import config as cfgmod
-    from shardcheck.analyzer.discovery import discover
+    from shardcheck.check import config as cfgmod
+    from shardcheck.check.discovery import discover
     from shardcheck.analyzer.project import Project
     try:
         start = args.paths[0] if os.path.lexists(args.paths[0]) else "."
@@ -353,7 +353,7 @@ def _cmd_types(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     cfg, files, project = loaded
-    from shardcheck._per_file import analysed
+    from shardcheck.check.per_file import analysed
     rows, known, total, status = [], 0, 0, 0
     for path in files:  # a file that cannot be read or analysed is reported; the run goes on
         types = analysed(infer_types, path, cfg, project)
@@ -380,19 +380,19 @@ def _cmd_types(args: argparse.Namespace) -> int:
 
 def _cmd_specs(args: argparse.Namespace) -> int:
     _tune_gc()
-    from shardcheck import specs
+    from shardcheck.check import specs
     return specs.run(args, _files_and_project)
 
 
 def _cmd_server(args: argparse.Namespace) -> int:
-    from shardcheck import server
+    from shardcheck.integrations import server
     return server.run()
 
 
 def _cmd_confirm(args: argparse.Namespace) -> int:
     import json
 
-    from shardcheck.analyzer import config as cfgmod
+    from shardcheck.check import config as cfgmod
     if args.devices is not None and args.devices < 1:
         print("shardcheck: --devices must be at least 1", file=sys.stderr)
         return 2
@@ -413,7 +413,7 @@ def _cmd_confirm(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     cfg, files, project = loaded
-    from shardcheck import confirm_cli
+    from shardcheck.confirm import options as confirm_cli
     files, passed = confirm_cli.programs(args.paths, files, cfg, imported=args.mesh is not None)
     if passed:
         print(confirm_cli.passed_over_note(passed), file=sys.stderr)
@@ -442,7 +442,7 @@ def _cmd_confirm(args: argparse.Namespace) -> int:
         if verdict is not None:
             print(f"{path}: does not parse: {verdict.msg}".splitlines()[0], file=sys.stderr)
             return 2
-    from shardcheck import confirm, confirm_run, scale
+    from shardcheck.confirm import programs as confirm, sandbox as confirm_run, scale
     try:
         found, timeout = confirm_cli.options(args, cfg, abstract=mesh is not None)
     except confirm_run.UsageError as e:
@@ -618,7 +618,7 @@ def _add_daemon(sub) -> None:
 
 
 def _cmd_daemon(args: argparse.Namespace) -> int:
-    from shardcheck import daemon
+    from shardcheck.integrations import daemon
     path = args.socket or daemon.socket_path()
     if path is None:
         print("shardcheck: no daemon here: this platform has no Unix sockets, or no private "
@@ -626,14 +626,14 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     idle = daemon.IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
-    from shardcheck.analyzer.config import ConfigError, parse_seconds
+    from shardcheck.check.config import ConfigError, parse_seconds
     try:
         idle = parse_seconds(idle, "--idle-timeout")
     except ConfigError as e:
         print(f"shardcheck: {e}", file=sys.stderr)
         return 2
     if args.action == "run":
-        from shardcheck.daemon_serve import serve
+        from shardcheck.integrations.daemon_serve import serve
         return serve(path, idle)
     if args.action in ("stop", "restart"):
         stopped = daemon.stop(path)
@@ -720,7 +720,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"shardcheck {__version__}")
         return 0
     if "--daemon" in argv or os.environ.get("SHARDCHECK_DAEMON"):
-        from shardcheck import daemon
+        from shardcheck.integrations import daemon
         if daemon.wanted(argv):
             served = daemon.forward(argv)
             if served is not None:

@@ -195,7 +195,7 @@ def record_programs(paths: Sequence[str], devices: int = 8, timeout: float = 300
     """``shardcheck confirm``'s runtime half per program, as ``confirm.run_program``
     returns it (``types``, ``error``, ``backend``, ``devices``): its own driver source,
     run in a forked child instead of a fresh interpreter."""
-    from shardcheck.confirm import _DRIVER
+    from shardcheck.confirm.programs import _DRIVER
     results_dir = tempfile.mkdtemp(prefix="jax-snippets-record-")
     files = [os.path.join(results_dir, f"{i}.json") for i in range(len(paths))]
     jobs = [{"kind": "driver", "code": _DRIVER.format(path=os.path.abspath(p), devices=devices,

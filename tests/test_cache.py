@@ -14,7 +14,7 @@ import time
 import pytest
 
 from shardcheck.analyzer import precheck
-from shardcheck.analyzer.cache import Cache
+from shardcheck.check.cache import Cache
 from shardcheck.analyzer.project import Project
 from test_robustness import BAD, cli, run
 

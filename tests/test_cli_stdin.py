@@ -161,7 +161,7 @@ def test_add_noqa_adopts_a_codebase_at_zero_findings(tmp_path):
 
 
 def test_add_noqa_merges_and_never_writes_inside_a_string():
-    from shardcheck.analyzer.add_noqa import comment_lines
+    from shardcheck.check.add_noqa import comment_lines
     from shardcheck.analyzer.ftypes import Finding
     text = ('a = f(1)  # shardcheck: ignore[SC101]\n'
             'b = g("""one\n'

@@ -9,7 +9,7 @@ import pytest
 
 from jax_snippets import run_snippets
 from shardcheck.analyzer.engine import check_source
-from shardcheck.analyzer.fixes import apply_to_text
+from shardcheck.check.fixes import apply_to_text
 
 
 def _fixed(src: str, unsafe: bool = False) -> str:

@@ -21,7 +21,7 @@ from shardcheck.analyzer import compat
 from shardcheck.analyzer.compat import MESH_ENTER, PROFILES, Behaviour, profile_for
 from shardcheck.analyzer.compat.names import HISTORY
 from shardcheck.analyzer.compat.profile import minor_of, release_key
-from shardcheck.analyzer.config import Config, ConfigError, from_table
+from shardcheck.check.config import Config, ConfigError, from_table
 from shardcheck.analyzer.engine import check_source
 from shardcheck.analyzer.rules import all_rules
 

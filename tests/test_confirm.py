@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from shardcheck import confirm
+from shardcheck.confirm import programs as confirm
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

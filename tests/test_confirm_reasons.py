@@ -10,7 +10,7 @@ import json
 import pytest
 
 from sharding_types import MeshModel
-from shardcheck import confirm, scale
+from shardcheck.confirm import programs as confirm, scale
 
 PROGRAM = ("import jax\nimport jax.numpy as jnp\nfrom jax import P\n"
            "mesh = jax.make_mesh((2, 4), ('x', 'y'))\n"

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from shardcheck import confirm_run as rn
+from shardcheck.confirm import sandbox as rn
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

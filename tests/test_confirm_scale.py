@@ -10,9 +10,9 @@ import textwrap
 
 import pytest
 
-from shardcheck import scale
+from shardcheck.confirm import scale
 from sharding_types import MeshModel
-from shardcheck.analyzer.config import parse_mesh_option
+from shardcheck.check.config import parse_mesh_option
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROD = "data=64,model=8"
@@ -62,7 +62,7 @@ def test_a_dimension_that_divides_8_devices_but_not_512(examples_at_scale):
 
 
 def test_kv_heads_is_clean_on_8_devices():
-    from shardcheck import confirm
+    from shardcheck.confirm import programs as confirm
     res = confirm.confirm_file(str(ROOT / "examples" / "kv_heads.py"))
     assert res.error is None and res.ok
     assert {r.status for r in res.rows} == {"agree"}

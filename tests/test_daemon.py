@@ -146,7 +146,7 @@ def test_the_first_run_checks_in_process_and_starts_a_daemon(tmp_path):
 
 
 def test_an_unsafe_directory_or_a_dead_socket_falls_back(tmp_path):
-    from shardcheck import daemon
+    from shardcheck.integrations import daemon
     (tmp_path / "bad.py").write_text(SRC)
     shared = tempfile.mkdtemp(prefix="scd-")
     try:
@@ -184,7 +184,7 @@ def test_an_unsafe_directory_or_a_dead_socket_falls_back(tmp_path):
 
 
 def test_the_wire_carries_plain_data_only():
-    from shardcheck import daemon as wire
+    from shardcheck.integrations import daemon as wire
     message = {"kind": "check", "argv": ["a.py", "-"], "env": {"A": "é"}, "tty": False,
                "stdin": "AAE=", "rc": 1}
     assert wire.decode(wire.encode(message)) == message
@@ -197,14 +197,14 @@ def test_the_wire_carries_plain_data_only():
 
 def _acknowledged(data: bytes) -> dict:
     """The answer after the daemon's ACK byte (it took the request)."""
-    from shardcheck import daemon as wire
+    from shardcheck.integrations import daemon as wire
     assert data[:1] == wire.ACK
     return wire.decode(data[1:])
 
 
 def test_a_daemon_whose_code_changed_asks_for_a_restart():
-    from shardcheck import daemon as wire
-    from shardcheck import daemon_serve
+    from shardcheck.integrations import daemon as wire
+    from shardcheck.integrations import daemon_serve
     ours, theirs = socket.socketpair()
     with theirs:
         theirs.sendall(wire.encode({"kind": "check", "argv": ["x.py"], "cwd": "/"}))
@@ -216,8 +216,8 @@ def test_a_daemon_whose_code_changed_asks_for_a_restart():
 
 
 def test_a_request_the_daemon_cannot_run_leaves_it_as_it_was(tmp_path):
-    from shardcheck import daemon as wire
-    from shardcheck import daemon_serve
+    from shardcheck.integrations import daemon as wire
+    from shardcheck.integrations import daemon_serve
     cwd, env = os.getcwd(), dict(os.environ)
     ours, theirs = socket.socketpair()
     with theirs:
@@ -237,7 +237,7 @@ def _idle_serve(monkeypatch, stamps, idle_timeout, alive_at=None):
     import gc
     import threading
 
-    from shardcheck import daemon_serve
+    from shardcheck.integrations import daemon_serve
     answers = iter(stamps[:-1])
     monkeypatch.setattr(daemon_serve, "_code_stamp", lambda: next(answers, stamps[-1]))
     monkeypatch.setattr(daemon_serve, "_warm", lambda: None)

@@ -52,7 +52,7 @@ def private(tmp_path):
 # -- the socket directory -----------------------------------------------------------
 
 def test_a_symlink_in_place_of_the_socket_directory_is_refused(tmp_path):
-    from shardcheck.daemon import private_dir
+    from shardcheck.integrations.daemon import private_dir
     real = tmp_path / "real"
     real.mkdir(mode=0o700)
     (tmp_path / "link").symlink_to(real)
@@ -61,7 +61,7 @@ def test_a_symlink_in_place_of_the_socket_directory_is_refused(tmp_path):
 
 
 def test_a_socket_directory_others_could_swap_is_refused(tmp_path):
-    from shardcheck.daemon import private_dir
+    from shardcheck.integrations.daemon import private_dir
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, 0o777)  # anyone may rename our directory away and put theirs there
@@ -74,7 +74,7 @@ def test_a_socket_directory_others_could_swap_is_refused(tmp_path):
 
 @as_root
 def test_a_socket_directory_of_another_user_is_refused(tmp_path):
-    from shardcheck.daemon import private_dir
+    from shardcheck.integrations.daemon import private_dir
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o700)
     os.chown(theirs, OTHER, OTHER)
@@ -146,7 +146,7 @@ def test_the_daemon_imports_nothing_from_its_socket_directory(private, tmp_path)
 def test_the_daemon_imports_from_the_clients_path_without_its_directory(tmp_path, monkeypatch):
     """``python -m shardcheck`` puts the working directory (the user's project) first on
     the path; the daemon leaves it out, and keeps the rest in the client's order."""
-    from shardcheck import daemon
+    from shardcheck.integrations import daemon
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", ["", str(tmp_path), "/somewhere/lib", "/somewhere/site"])
     assert daemon._import_path() == ["/somewhere/lib", "/somewhere/site"]
@@ -180,7 +180,7 @@ def test_a_socket_another_user_listens_on_gets_no_request(tmp_path):
     """A socket of ours (the file) with another user's process listening on it: the
     review planted one and got the victim's environment (a GH_TOKEN) and a forged "All
     checks passed". The client checks who listens (SO_PEERCRED) before it sends."""
-    from shardcheck import daemon
+    from shardcheck.integrations import daemon
     python = _other_python()
     directory = tempfile.mkdtemp(prefix="scs-")
     path = os.path.join(directory, "d.sock")
@@ -205,7 +205,7 @@ def test_a_socket_another_user_listens_on_gets_no_request(tmp_path):
 
 @as_root
 def test_the_daemon_answers_no_other_user(private, tmp_path):
-    from shardcheck import daemon
+    from shardcheck.integrations import daemon
     python = _other_python()
     env = _env(private)
     assert _shardcheck(["daemon", "start"], env)[0] == 0
@@ -325,8 +325,8 @@ def test_a_stopped_daemon_is_reported_and_worked_around(private, tmp_path):
 def test_a_client_that_stops_reading_does_not_hold_the_daemon(monkeypatch):
     """A client that stops reading a large answer blocked the daemon in ``sendall``, and
     every other client waited: the answer now has a time limit."""
-    from shardcheck import daemon as wire
-    from shardcheck import daemon_serve
+    from shardcheck.integrations import daemon as wire
+    from shardcheck.integrations import daemon_serve
     monkeypatch.setattr(daemon_serve, "_SEND_TIMEOUT", 0.5)
     monkeypatch.setattr(daemon_serve, "_run", lambda message: {"rc": 0, "stdout": "x" * (8 << 20)})
     ours, theirs = socket.socketpair()
@@ -339,7 +339,7 @@ def test_a_client_that_stops_reading_does_not_hold_the_daemon(monkeypatch):
 
 
 def test_a_request_that_never_arrives_does_not_hold_the_daemon(monkeypatch):
-    from shardcheck import daemon_serve
+    from shardcheck.integrations import daemon_serve
     monkeypatch.setattr(daemon_serve, "_READ_TIMEOUT", 0.5)
     ours, theirs = socket.socketpair()
     with theirs:
@@ -352,7 +352,7 @@ def test_a_request_that_never_arrives_does_not_hold_the_daemon(monkeypatch):
 def test_a_busy_daemon_sends_its_clients_in_process(monkeypatch, tmp_path):
     """A daemon serves one run at a time: a client it does not take within ACK_WAIT
     seconds runs in-process rather than wait behind a long run."""
-    from shardcheck import daemon
+    from shardcheck.integrations import daemon
     monkeypatch.setattr(daemon, "ACK_WAIT", 0.5)
     directory = tempfile.mkdtemp(prefix="scs-")
     path = os.path.join(directory, "d.sock")

@@ -16,12 +16,12 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from jax_snippets import run_snippets
-from shardcheck.analyzer.add_noqa import comment_lines
+from shardcheck.check.add_noqa import comment_lines
 from shardcheck.analyzer.engine import check_source
-from shardcheck.analyzer.fixes import apply_to_text, fix_file, fix_findings
+from shardcheck.check.fixes import apply_to_text, fix_file, fix_findings
 from shardcheck.analyzer.ftypes import Finding, Fix
 from shardcheck.analyzer.rules import all_rules
-from shardcheck.analyzer.writeback import WriteRefused, read_original, write_back
+from shardcheck.check.writeback import WriteRefused, read_original, write_back
 from shardcheck.cli import main
 
 LEGACY = textwrap.dedent('''\
@@ -159,7 +159,7 @@ def test_a_fix_of_several_edits_is_applied_whole_or_not_at_all():
     assert len(both.as_json()["fix"]["edits"]) == 2
 
 
-# Writing a fix (or --add-noqa's comments) back: `analyzer/writeback.py`. Each test runs
+# Writing a fix (or --add-noqa's comments) back: `shardcheck/check/writeback.py`. Each test runs
 # the command in this process, on a program whose one finding (SC401) has a safe fix.
 USE_MESH = ("import jax\nm = jax.make_mesh((2,), ('data',))\n"
             "with jax.sharding.use_mesh(m):\n    pass\n")

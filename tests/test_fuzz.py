@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from shardcheck.analyzer import config as cfgmod
-from shardcheck.analyzer.cache import Cache
+from shardcheck.check import config as cfgmod
+from shardcheck.check.cache import Cache
 from shardcheck.analyzer.engine import NotAnalysed, infer_types, read_and_check
 from shardcheck.analyzer.ftypes import Finding
 from sharding_types import ShardingSyntaxError, parse

@@ -8,7 +8,7 @@ explicit or iota replica groups and ``#sdy.mesh`` meshes, newer XLA (JAX 0.12) w
 import pytest
 
 from sharding_types import MeshModel
-from shardcheck import hlo
+from shardcheck.confirm import hlo
 
 # examples/tensor_parallel_mlp.py under JAX 0.10.2 (trimmed)
 TP_MLP = '''HloModule jit_mlp, is_scheduled=true, entry_computation_layout={(f32[8,64]{1,0})->f32[8,64]{1,0}}, num_partitions=8

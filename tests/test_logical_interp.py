@@ -10,7 +10,7 @@ import sys
 import libcst as cst
 import pytest
 
-from shardcheck.analyzer.config import ConfigError, from_table
+from shardcheck.check.config import ConfigError, from_table
 from shardcheck.analyzer.engine import analyze, check_source, infer_types
 from shardcheck.analyzer.jaxapi.logical import LogicalResolution
 
@@ -262,7 +262,7 @@ def test_a_rule_to_an_axis_the_declared_mesh_lacks(tmp_path, embed):
     """No mesh in view: the rules are checked against the project's declared mesh_axes.
     Under flax/JAX on that mesh, the misspelt rule raises where shardcheck says so."""
     from jax_snippets import run_snippets
-    from shardcheck.analyzer import config as cfgmod
+    from shardcheck.check import config as cfgmod
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs" / "base.yml").write_text(DECLARED_YML.format(embed=embed))
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
@@ -311,7 +311,7 @@ def test_a_linen_param_indivisible_on_the_declared_mesh(tmp_path, mlp):
     production mesh under the declared rules, a dim its axes do not divide is SC104.
     Flax/JAX: init raises IndivisibleError, eagerly and under jit with the logical shardings."""
     from jax_snippets import run_snippets
-    from shardcheck.analyzer import config as cfgmod
+    from shardcheck.check import config as cfgmod
     (tmp_path / "pyproject.toml").write_text(
         '[tool.shardcheck]\ndefault-mesh = "production"\n'
         '[tool.shardcheck.meshes.production]\ndata = 2\nmodel = 4\n'
@@ -362,7 +362,7 @@ NO_MLP_YML = ("mesh_axes: ['data', 'fsdp', 'tensor']\n"
 def _checked_under_base_yml(tmp_path, src, named):
     """``src`` checked in a project whose configs/base.yml holds NO_MLP_YML: named in
     ``[tool.shardcheck.logical]``, or (``named`` False) found by discovery."""
-    from shardcheck.analyzer import config as cfgmod
+    from shardcheck.check import config as cfgmod
     (tmp_path / "configs").mkdir(exist_ok=True)
     (tmp_path / "configs" / "base.yml").write_text(NO_MLP_YML)
     (tmp_path / "pyproject.toml").write_text(

@@ -6,8 +6,9 @@ import textwrap
 
 import pytest
 
-from shardcheck.analyzer import compat, precheck, relevance, runner
-from shardcheck.analyzer.config import Config, from_table
+from shardcheck.analyzer import compat, precheck, relevance
+from shardcheck.check import runner
+from shardcheck.check.config import Config, from_table
 from shardcheck.analyzer.engine import check_source
 
 SETUP = '''

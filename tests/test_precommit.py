@@ -68,7 +68,7 @@ def _stop_daemons(directory, wait=10.0):
     import fcntl
     import time
 
-    from shardcheck.daemon import stop
+    from shardcheck.integrations.daemon import stop
     deadline = time.monotonic() + wait
     seen_alive = False
     while time.monotonic() < deadline:

@@ -537,7 +537,7 @@ def test_a_file_past_the_memory_budget_is_skipped_and_the_run_goes_on(tmp_path):
 # so they run the patched check_one.
 _FAILING_WORKER = """
 import os, signal, sys
-from shardcheck.analyzer import supervisor
+from shardcheck.check import supervisor
 from shardcheck.cli import main
 how = sys.argv[1]
 real = supervisor.check_one
@@ -578,7 +578,7 @@ def test_files_are_checked_under_the_tuned_collector_and_the_caller_keeps_its_ow
         tmp_path, monkeypatch):
     import gc
 
-    from shardcheck.analyzer import runner, supervisor
+    from shardcheck.check import runner, supervisor
     from shardcheck.analyzer.config import Config
     (tmp_path / "bad.py").write_text(BAD)
     seen = []
@@ -667,7 +667,7 @@ def test_readme_a_bad_key_is_a_clear_error_exit_2(tmp_path):
     code, out, err = run(["check", "a.py"], tmp_path)
     assert code == 2 and out == "" and err == (
         "shardcheck: config error: unknown key 'selct' in [tool.shardcheck]; known keys: "
-        + ", ".join(__import__("shardcheck.analyzer.config", fromlist=["x"]).KNOWN_KEYS) + "\n")
+        + ", ".join(__import__("shardcheck.check.config", fromlist=["x"]).KNOWN_KEYS) + "\n")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")

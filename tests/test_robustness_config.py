@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from shardcheck.analyzer import config as cfgmod
+from shardcheck.check import config as cfgmod
 from test_robustness import BAD, cli, run
 
 # key = bad value (TOML) -> a phrase of the expected message

@@ -513,7 +513,7 @@ def test_flax_partitioning_spellings_resolve_like_linen(jax8):
 def test_t5x_param_with_axes_resolves_as_flax_does(jax8):
     from jax_snippets import run_snippets
 
-    from shardcheck.analyzer.config import from_table
+    from shardcheck.check.config import from_table
     rules = [["embed", "data"], ["mlp", "model"]]
     path = PROGRAMS / "param_with_axes.py"
     cfg = from_table({"logical": {"rules": rules}}, root=str(PROGRAMS))

@@ -7,8 +7,9 @@ import subprocess
 import sys
 import textwrap
 
-from shardcheck.analyzer import cache as cachemod
-from shardcheck.analyzer import engine, runner
+from shardcheck.check import cache as cachemod
+from shardcheck.analyzer import engine
+from shardcheck.check import runner
 from shardcheck.analyzer.catalog import rule_table
 from shardcheck.analyzer.config import Config
 from shardcheck.analyzer.rules import all_rules
@@ -76,7 +77,9 @@ def test_a_file_that_misses_the_cache_is_read_once_to_check_and_once_to_store(tm
         reads.append(path)
         return real(path)
 
+    from shardcheck.analyzer import dependencies
     monkeypatch.setattr(cachemod, "read_source", counting)
+    monkeypatch.setattr(dependencies, "read_source", counting)
     monkeypatch.setattr(engine, "read_source", counting)
     files = sorted(str(p) for p in tmp_path.glob("*.py"))
     cfg = Config(timeout_per_file=0, memory_per_file=0)  # checked in this process

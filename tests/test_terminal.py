@@ -1,4 +1,4 @@
-"""Colour and progress on a terminal (``shardcheck/terminal.py``): colour follows
+"""Colour and progress on a terminal (``shardcheck/output/terminal.py``): colour follows
 NO_COLOR / FORCE_COLOR and the terminal; progress shows on a terminal's stderr for long
 runs, never in CI or when piped; neither changes what the report says."""
 
@@ -9,9 +9,9 @@ import re
 import subprocess
 import sys
 
-from shardcheck.analyzer import runner
+from shardcheck.check import runner
 from shardcheck.analyzer.config import Config
-from shardcheck.terminal import PROGRESS_FROM, progress, wants_colour
+from shardcheck.output.terminal import PROGRESS_FROM, progress, wants_colour
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 BAD = ("import jax\nfrom jax import P\nmesh = jax.make_mesh((8,), ('data',))\n"

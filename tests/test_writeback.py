@@ -1,4 +1,4 @@
-"""``analyzer/writeback.py``'s temporary files under real signals: a ``check --fix`` run
+"""``shardcheck/check/writeback.py``'s temporary files under real signals: a ``check --fix`` run
 killed while it writes (SIGKILL, SIGTERM, SIGINT), and the next run's sweep of what a
 SIGKILL left, which removes only our own files of dead runs.
 
@@ -16,8 +16,8 @@ import time
 import pytest
 
 from shardcheck.analyzer.config import Config
-from shardcheck.analyzer.discovery import discover
-from shardcheck.analyzer.writeback import STALE_AFTER_S, sweep_stale
+from shardcheck.check.discovery import discover
+from shardcheck.check.writeback import STALE_AFTER_S, sweep_stale
 from shardcheck.cli import main
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and pipes")

@@ -22,7 +22,7 @@ import sys
 from concurrent.futures import Future
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._version import __version__
+from shardcheck._version import __version__
 
 FIX_ALL = "source.fixAll.shardcheck"
 # worker processes: one document's runaway analysis leaves one for the others
@@ -51,7 +51,7 @@ class _Settings:
 
     def config(self, path: str):
         """(config, None) or (None, the config error's message)."""
-        from shardcheck.analyzer import config as cfgmod
+        from shardcheck.check import config as cfgmod
         found = cfgmod.find_pyproject(path)
         try:
             key = (found or "", os.stat(found).st_mtime if found else 0.0)
@@ -98,7 +98,7 @@ class _Handlers:
     def __init__(self, ls, t) -> None:
         from pygls.uris import from_fs_path, to_fs_path
 
-        from shardcheck.analyzer.supervisor import SourceWorkers, threaded_start_method
+        from shardcheck.check.supervisor import SourceWorkers, threaded_start_method
         self.ls, self.t = ls, t
         self.from_fs_path, self.to_fs_path = from_fs_path, to_fs_path
         self.docs: Dict[str, _Document] = {}
@@ -158,7 +158,7 @@ class _Handlers:
     def _task(self, uri: str, doc, kind: str):
         """(the document's analysis as a worker's task, None) or (None, why it has
         none: "other" for a file that is not Python, else its config error)."""
-        from shardcheck.analyzer.supervisor import CHECK, SourceTask
+        from shardcheck.check.supervisor import CHECK, SourceTask
         path = self.to_fs_path(uri)
         if path is None or kind == CHECK and not (path.endswith((".py", ".pyi"))
                                                   or doc.language_id == "python"):
@@ -172,7 +172,7 @@ class _Handlers:
     def analyse(self, uri: str) -> None:
         """Analyse the document as it is now; its diagnostics are published when the
         analysis ends, unless the document changed meanwhile."""
-        from shardcheck.analyzer.supervisor import CHECK
+        from shardcheck.check.supervisor import CHECK
         doc = self.opened(uri)
         if doc is None or self.shut_down:
             return
@@ -190,7 +190,7 @@ class _Handlers:
         pending.answer.add_done_callback(lambda _: self._checked(uri, pending, task))
 
     def _checked(self, uri: str, pending: _Pending, task) -> None:
-        from shardcheck.analyzer.supervisor import Superseded
+        from shardcheck.check.supervisor import Superseded
         answer = pending.answer
         if answer.cancelled() or isinstance(answer.exception(), Superseded):
             return  # a newer analysis replaced it
@@ -224,7 +224,7 @@ class _Handlers:
         """The findings the config's baseline file does not hide (all, if it is bad)."""
         if not cfg.baseline:
             return findings
-        from shardcheck.analyzer.baseline import BaselineError, load
+        from shardcheck.check.baseline import BaselineError, load
         try:
             return load(cfg.baseline).split(findings)[0]
         except BaselineError as e:
@@ -235,7 +235,7 @@ class _Handlers:
     async def current(self, uri: str) -> Optional[_Document]:
         """The analysis of the document as it is now, once it has ended (None: the
         document is not open, or not a Python file, or its analysis failed)."""
-        from shardcheck.analyzer.supervisor import Superseded
+        from shardcheck.check.supervisor import Superseded
         while not self.shut_down:
             doc = self.opened(uri)
             if doc is None:
@@ -287,7 +287,7 @@ class _Handlers:
         return actions or None
 
     async def hover(self, params):
-        from shardcheck.analyzer.supervisor import HOVER
+        from shardcheck.check.supervisor import HOVER
         t = self.t
         uri = params.text_document.uri
         doc = self.opened(uri)
@@ -476,7 +476,7 @@ def _quick_fixes(t, params, known: _Document, lines: List[str], rng, uri: str) -
 def _fix_all(t, known: _Document, lines: List[str], uri: str, path: str):
     """One edit applying every safe fix of the document, as ``check --fix`` would
     (None when there is none, or the result would not compile)."""
-    from shardcheck.analyzer.fixes import apply_to_text, fixable
+    from shardcheck.check.fixes import apply_to_text, fixable
     chosen = [f for f in known.findings if fixable(f, unsafe=False)]
     if not chosen:
         return None

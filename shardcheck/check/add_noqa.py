@@ -17,9 +17,9 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Set, Tuple
 
-from .codes import INTERNAL_ERROR, SKIPPED_FILE, SYNTAX_ERROR
+from shardcheck.analyzer.codes import INTERNAL_ERROR, SKIPPED_FILE, SYNTAX_ERROR
 from .fixes import by_file
-from .ftypes import Finding
+from shardcheck.analyzer.ftypes import Finding
 from .writeback import (Original, WritePhase, WriteRefused, directories_of, encoded, read_original,
                         write_back)
 

@@ -30,16 +30,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from sharding_types import MeshModel, PartialMesh
-from shardcheck import hlo
-from shardcheck import confirm_run as rn
-from shardcheck.confirm import Key, Row, compare
+from shardcheck.confirm import hlo
+from shardcheck.confirm import sandbox as rn
+from shardcheck.confirm.programs import Key, Row, compare
 
 _DRIVER = r"""
 import json, os, sys, time, traceback
 import jax
 from jax.sharding import AbstractMesh, AxisType
 import sharding_types as st
-from shardcheck.confirm import instrumented
+from shardcheck.confirm.programs import instrumented
 
 with open(sys.argv[1], encoding="utf-8") as fh:  # stdin is the program's, and closed
     plan = json.load(fh)
@@ -193,7 +193,7 @@ def run_plan(plan: dict, timeout: Optional[float] = 600, dump_dir: Optional[str]
     (``confirm_run``): traced on the production mesh (JAX never sees a device), or, with
     no ``plan["mesh"]``, run on devices (``dump_dir``: XLA dumps the compiled functions
     there; ``devices``: where, by default the CPU)."""
-    from shardcheck.confirm import _dump_flags
+    from shardcheck.confirm.programs import _dump_flags
     if plan.get("mesh") is not None:  # tracing needs no accelerator: never initialise one
         where, flags = rn.DevicePlan("cpu", 1), None
     else:
@@ -293,7 +293,7 @@ def confirm_scale(paths: Sequence[str], mesh: Optional[MeshModel] = None, config
         mine = [m for m in modules if any(
             os.path.abspath(c.file) == os.path.abspath(path) for c in m.collectives)
             or m.function in {c.target for c in calls}] if len(paths) > 1 else modules
-        from shardcheck.confirm import _distinct
+        from shardcheck.confirm.programs import _distinct
         results.append(ScaleResult(path, mesh, calls, rows, res.get("import_error"),
                                    _distinct(mine), max_bytes, run.get("backend", ""),
                                    run.get("devices", 0), bool((functions or {}).get(path))))
@@ -302,7 +302,7 @@ def confirm_scale(paths: Sequence[str], mesh: Optional[MeshModel] = None, config
 
 def render_text(results: List[ScaleResult]) -> str:
     out = []
-    from shardcheck.confirm import render_collectives, render_reasons
+    from shardcheck.confirm.programs import render_collectives, render_reasons
     for res in results:
         out.append(f"{res.path} at {mesh_label(res.mesh)}" if res.mesh is not None else
                    f"{res.path} (named functions alone, {res.devices} {res.backend} devices)")
@@ -353,7 +353,7 @@ def render_json(results: List[ScaleResult]) -> str:
 
 
 def json_rows(results: List[ScaleResult]) -> List[dict]:
-    from shardcheck.confirm import module_json
+    from shardcheck.confirm.programs import module_json
     return [{"path": r.path, "ok": r.ok, "mesh": r.mesh.shape if r.mesh is not None else None,
              "backend": r.backend or None, "devices": r.devices or None,
              "import_error": r.import_error,

@@ -9,8 +9,8 @@ import stat
 from typing import Dict, List
 
 from .._version import __version__
-from .codes import INTERNAL_ERROR, SKIPPED_FILE
-from .ftypes import ERROR, Finding
+from shardcheck.analyzer.codes import INTERNAL_ERROR, SKIPPED_FILE
+from shardcheck.analyzer.ftypes import ERROR, Finding
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -121,7 +121,7 @@ def source_line(path: str, row: int, cache: Dict[str, List[str]]) -> str:
 
 
 def sarif(findings: List[Finding]) -> str:
-    from .rules import all_rules  # their docs: only SARIF carries them
+    from shardcheck.analyzer.rules import all_rules  # their docs: only SARIF carries them
     rules = all_rules()
     ids = list(rules)
     driver_rules = []

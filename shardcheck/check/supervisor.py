@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple, Union
 
-from .cache import Dependencies, content_hash
-from .config import Config
-from .engine import crashed, read_and_check, skipped
-from .ftypes import Finding
-from .project import Project
+from shardcheck.analyzer.dependencies import Dependencies, content_hash
+from shardcheck.analyzer.config import Config
+from shardcheck.analyzer.engine import crashed, read_and_check, skipped
+from shardcheck.analyzer.ftypes import Finding
+from shardcheck.analyzer.project import Project
 
 Result = Tuple[str, Optional[str], List[Finding], Dependencies]  # path, digest, findings, deps
 _LONGEST_WAIT = 3600.0  # seconds; a longer timeout-per-file is waited for in steps (poll's limit)
@@ -66,8 +66,8 @@ def init_pool_worker(config: Config, files: List[str]) -> None:
 def init_worker(config: Config, files: List[str]) -> None:
     """One Project per process, so modules imported by many files are read once. The
     analysis modules are imported now, not inside the first file's time budget."""
-    from .interp import model  # noqa: F401  # imported lazily by the engine
-    from .rules import all_rules
+    from shardcheck.analyzer.interp import model  # noqa: F401  # imported lazily by the engine
+    from shardcheck.analyzer.rules import all_rules
     all_rules()
     project = Project(config)
     for f in files:
@@ -251,7 +251,7 @@ def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, file
     under the config's budgets."""
     ctx = multiprocessing.get_context(method)
     if method == "fork":  # import once here; the forked workers share it
-        from .interp import model  # noqa: F401
+        from shardcheck.analyzer.interp import model  # noqa: F401
     timeout = config.timeout_per_file or None
     memory = config.memory_per_file or 0
     queue = list(reversed(todo))
@@ -317,7 +317,7 @@ def threaded_start_method() -> str:
 
 
 # imported once by the fork server, before it forks any worker
-_FORKSERVER_PRELOAD = ["shardcheck.analyzer.supervisor", "shardcheck.analyzer.interp.model",
+_FORKSERVER_PRELOAD = ["shardcheck.check.supervisor", "shardcheck.analyzer.interp.model",
                        "shardcheck.analyzer.rules", "shardcheck.analyzer.hover"]
 
 
@@ -378,8 +378,8 @@ def _answer(task: SourceTask) -> Any:
     data = task.source if isinstance(task.source, bytes) else _encoded(task.source)
     if task.kind == CHECK:
         return check_one(task.path, data)[2]
-    from .hover import index
-    from .sources import SourceError, decode_source, looks_generated
+    from shardcheck.analyzer.hover import index
+    from shardcheck.analyzer.sources import SourceError, decode_source, looks_generated
     limit = task.config.generated_size_limit
     if limit and len(data) > limit and looks_generated(task.path, data):
         return None  # check skips it: no types to show either

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Set
 
 from .discovery import OLD_FIX_TEMPORARY
-from .sources import Unreadable, decode_source, read_source, source_encoding
+from shardcheck.analyzer.sources import Unreadable, decode_source, read_source, source_encoding
 
 TEMP_PREFIX = ".shardcheck-fix-"
 _TEMP = re.compile(r"\.shardcheck-fix-(?P<pid>\d+)-[0-9a-f]+\.tmp\Z")

@@ -12,10 +12,12 @@ import os
 from dataclasses import dataclass, replace
 from typing import Callable, List, Optional, Tuple
 
-from .cache import Cache, Dependencies
-from .codes import INTERNAL_ERROR, SKIPPED_FILE
-from .config import Config
-from .ftypes import Finding
+from shardcheck.analyzer.dependencies import Dependencies
+
+from .cache import Cache
+from shardcheck.analyzer.codes import INTERNAL_ERROR, SKIPPED_FILE
+from shardcheck.analyzer.config import Config
+from shardcheck.analyzer.ftypes import Finding
 
 # The analysis (libcst, the interpreter, the rules) is imported only when a file misses
 # the cache: a run whose results all come from the cache reads, hashes and prints.
@@ -85,11 +87,12 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
     is decided here, before the analysis (and libcst) is imported, exactly as the
     engine decides it. Anything else (a notebook, a file that does not decode or
     compile, one over 1 MiB, a comment to read) is left to the engine, under the budgets."""
-    from .cache import content_hash
-    from .notebooks import is_notebook
-    from .precheck import cleared, declared_words
-    from .project import Project
-    from .sources import SourceError, Unreadable, decode_source, looks_generated, read_source
+    from shardcheck.analyzer.dependencies import content_hash
+    from shardcheck.analyzer.notebooks import is_notebook
+    from shardcheck.analyzer.precheck import cleared, declared_words
+    from shardcheck.analyzer.project import Project
+    from shardcheck.analyzer.sources import (SourceError, Unreadable, decode_source,
+                                             looks_generated, read_source)
     project: Optional[Project] = None
     done: List[Tuple[str, List[Finding], str, Dependencies]] = []
     rest: List[Tuple[str, Optional[bytes]]] = []

@@ -39,7 +39,7 @@ import os
 import sys
 from stat import S_ISDIR, S_ISSOCK, S_ISVTX
 
-from ._version import __version__
+from shardcheck._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def wanted(argv: List[str]) -> bool:
     env = os.environ.get(_ENV_ON, "").strip().lower() in ("1", "true", "yes", "on")
     if not ("--daemon" in argv or env):
         return False
-    from .cli import COMMANDS
+    from shardcheck.cli import COMMANDS
     first = next((a for a in argv if not a.startswith("-")), None)
     if first is not None and first in COMMANDS and first != "check":
         return False

@@ -16,9 +16,9 @@ import os
 from collections import Counter
 from typing import Dict, List, Sequence, Tuple
 
-from .codes import INTERNAL_ERROR
-from .ftypes import Finding
-from .output import source_line
+from shardcheck.analyzer.codes import INTERNAL_ERROR
+from shardcheck.analyzer.ftypes import Finding
+from shardcheck.output.findings import source_line
 
 VERSION = 1
 Key = Tuple[str, str, str]

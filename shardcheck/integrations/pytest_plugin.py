@@ -86,9 +86,9 @@ _CONFIG: dict = {}
 
 class ShardcheckItem(pytest.Item):
     def runtest(self) -> None:
-        from shardcheck.analyzer import config as cfgmod
+        from shardcheck.check import config as cfgmod
         from shardcheck.analyzer.engine import check_file
-        from shardcheck.analyzer.output import text
+        from shardcheck.output.findings import text
         root = str(self.config.rootpath)
         if root not in _CONFIG:
             _CONFIG[root] = cfgmod.load(None, start=root)

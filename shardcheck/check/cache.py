@@ -23,84 +23,23 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
-from itertools import chain, repeat
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .._version import __version__
-from .ftypes import Finding
-from .notebooks import is_notebook
-from .sources import Unreadable, read_source
+from shardcheck.analyzer.dependencies import Dependencies, content_hash, hash_file
+from shardcheck.analyzer.ftypes import Finding
+from shardcheck.analyzer.notebooks import is_notebook
+from shardcheck.analyzer.sources import Unreadable, read_source
 
 UNUSED_FOR = 30 * 86400  # seconds: an entry no run read for this long is removed
 _PRUNE_EVERY = 86400  # seconds between two prunings (a stamp file's mtime says when)
 _MARK_USED_AFTER = 86400  # a hit marks its entry used when the mark is older than this
 _STALE_TEMPORARY = 600  # a temporary file this old is no write in progress
 
-# The hash of a file two reads of one check saw with different contents: it matches no
-# file, so no result that read it is stored.
-CHANGED = "changed while read"
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def hash_file(path: str) -> Optional[str]:
-    """The content hash of the regular file ``path`` now; None if it cannot be read."""
-    try:
-        return content_hash(read_source(path))
-    except Unreadable:
-        return None
-
-
-@dataclass(frozen=True)
-class Dependencies:
-    """What a file's result depends on besides its own content and the configuration.
-
-    ``files``: each project file the check read, with the content hash of what it read
-    (None: it could not be read); ``absent``: each path where the import system looked
-    for a module and found none (``name.py`` or ``name/__init__.py`` under a source root
-    or a namespace package's directory, or a directory that would make one). The result
-    holds while every file hashes the same and every absent path is still absent."""
-
-    files: Mapping[str, Optional[str]] = field(default_factory=dict)
-    absent: FrozenSet[str] = frozenset()
-
-    def hold(self, hash_of: Callable[[str], Optional[str]],
-             exists: Callable[[str], bool]) -> bool:
-        return all(h is not None and hash_of(p) == h for p, h in self.files.items()) and \
-            not any(map(exists, self.absent))
-
-    def as_json(self) -> Dict[str, Any]:
-        return {"deps": dict(self.files), "absent": sorted(self.absent)}
-
-    @classmethod
-    def from_json(cls, entry: Dict[str, Any]) -> Optional["Dependencies"]:
-        """What ``as_json`` wrote, or None for anything else."""
-        files, absent = entry.get("deps"), entry.get("absent")
-        if not isinstance(files, dict) or not isinstance(absent, list) or \
-                not all(map(isinstance, chain(files.values(), absent), repeat(str))):
-            return None
-        return cls(files, frozenset(absent))
-
-
-_CODE: Optional[str] = None
-
-
 def code_version() -> str:
-    """shardcheck's version plus the size and mtime of each analyzer source file."""
-    global _CODE
-    if _CODE is None:
-        here = os.path.dirname(os.path.abspath(__file__))
-        parts = [__version__]
-        for root, _, names in sorted(os.walk(here)):
-            for n in sorted(names):
-                if n.endswith(".py"):
-                    st = os.stat(os.path.join(root, n))
-                    parts.append(f"{os.path.relpath(os.path.join(root, n), here)}:{st.st_size}:{st.st_mtime_ns}")
-        _CODE = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
-    return _CODE
+    """shardcheck's version and the size and mtime of each of its source files: an
+    edited or upgraded installation never reads another's entries."""
+    from shardcheck.installed_code import stamp
+    return stamp()[:16]
 
 
 def _well_formed(f: Finding, lines: Callable[[str], Optional[int]]) -> bool:

@@ -2,7 +2,7 @@
 the analysis once, then run each request's command line as the CLI would, in the
 request's directory and environment, and answer its output and exit status.
 
-See ``shardcheck/daemon.py`` for the client and the lifecycle.
+See ``shardcheck/integrations/daemon.py`` for the client and the lifecycle.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 import traceback
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._version import __version__
+from shardcheck._version import __version__
 from .daemon import ACK, decode, encode, peer_pid, sibling
 from .daemon import status as _status_of
 
@@ -41,28 +41,10 @@ class _Captured(io.StringIO):
 
 
 def _code_stamp() -> str:
-    """The files of shardcheck this process runs, with their sizes and mtimes: when it
-    changes, this daemon no longer runs the code a fresh process would."""
-    import hashlib
-
-    import sharding_types
-    import shardcheck
-    import shardcheck.analyzer
-    h = hashlib.sha1()
-    roots = sorted(set(shardcheck.__path__) | set(shardcheck.analyzer.__path__)
-                   | set(sharding_types.__path__))
-    for root in roots:
-        for top, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    p = os.path.join(top, name)
-                    try:
-                        st = os.stat(p)
-                    except OSError:
-                        continue
-                    h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+    """The files of shardcheck this process runs, with their sizes and mtimes, looked at
+    afresh: when it changes, this daemon no longer runs the code a fresh process would."""
+    from shardcheck.installed_code import stamp
+    return stamp(fresh=True)
 
 
 def _warm() -> None:
@@ -80,9 +62,11 @@ def _warm() -> None:
         except ImportError:
             pass
 
-    from shardcheck import cli, terminal  # noqa: F401
-    from shardcheck.analyzer import (cache, config, discovery, engine, fixes,  # noqa: F401
-                                     logical_config, output, pyconfig, runner, supervisor)
+    from shardcheck import cli
+    from shardcheck.output import terminal  # noqa: F401
+    from shardcheck.analyzer import config, engine, logical_config, pyconfig  # noqa: F401
+    from shardcheck.check import cache, discovery, fixes, runner, supervisor  # noqa: F401
+    from shardcheck.output import findings  # noqa: F401
     from shardcheck.analyzer.interp import model  # noqa: F401
     from shardcheck.analyzer.rules import all_rules
     all_rules()

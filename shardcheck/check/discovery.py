@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from .config import Config
+from shardcheck.analyzer.config import Config
 
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".tox", ".nox",
               ".mypy_cache", ".pytest_cache", ".ruff_cache", ".shardcheck_cache", "build", "dist",

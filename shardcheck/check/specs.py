@@ -17,7 +17,7 @@ def run(args: argparse.Namespace, files_and_project: Callable[[argparse.Namespac
         return loaded
     cfg, files, project = loaded
     cfg.assume_defaults = True  # config objects' fields read as their declared defaults
-    from shardcheck._per_file import analysed
+    from shardcheck.check.per_file import analysed
     from shardcheck.analyzer.sitemap import sharding_sites
     found: List[Tuple[str, List[Site]]] = []
     status = 0

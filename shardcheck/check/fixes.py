@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .ftypes import Finding
+from shardcheck.analyzer.ftypes import Finding
 from .writeback import (Original, WritePhase, WriteRefused, directories_of, encoded, read_original,
                         write_back)
 

@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from sharding_types import ShardingSyntaxError, mismatch_reasons, parse
-from shardcheck import confirm_run as rn
-from shardcheck import hlo
+from shardcheck.confirm import sandbox as rn
+from shardcheck.confirm import hlo
 
 Key = Tuple[int, int, str]
 # how the two sides read in a disagreement's reasons: "dim 1: JAX says size 1, the
@@ -88,7 +88,7 @@ import json, os, sys, traceback
 import jax
 jax.config.update("jax_num_cpu_devices", {devices})  # the CPU backend; a GPU is used as is
 import sharding_types as st
-from shardcheck.confirm import instrumented
+from shardcheck.confirm.programs import instrumented
 path, result_path = {path!r}, {result!r}
 rec = st.Recorder()
 ns = {{"__name__": "__main__", "__file__": path, "__sc_record__": rec}}

@@ -14,7 +14,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Dict, List, Optional, Tuple
 
-from shardcheck import confirm_run as rn
+from shardcheck.confirm import sandbox as rn
 
 
 def options(args: argparse.Namespace, cfg, abstract: bool = False
@@ -61,7 +61,7 @@ def run_scripts(args: argparse.Namespace, scripts: List[str], cfg, project,
                 timeout: Optional[float]) -> list:
     """Every script confirmed, ``-j`` at a time, in the order given; on a terminal a
     progress line per program as it ends."""
-    from shardcheck import confirm
+    from shardcheck.confirm import programs as confirm
     jobs = args.jobs or min(4, rn.cpu_count())
     show = not rn.quiet_progress() and len(scripts) > 0
     lock, done = threading.Lock(), [0]
