@@ -41,10 +41,10 @@ from ._runtime import check_shardings as check_shardings
 from ._runtime import from_aval as from_aval
 from ._runtime import mesh_model as mesh_model
 from ._runtime import typeof as typeof
-from ._syntax import format_entry as format_entry
-from ._syntax import format_partial as format_partial
-from ._syntax import format_spec as format_spec
-from ._syntax import format_type as format_type
+from ._printing import format_entry as format_entry
+from ._printing import format_partial as format_partial
+from ._printing import format_spec as format_spec
+from ._printing import format_type as format_type
 from ._syntax import parse as parse
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import (AbstractSet, Dict, List, MutableMapping, Optional, Sequence,
 
 from ._model import MeshModel, ShardingType
 from ._partial import PartialType
-from ._syntax import format_entry
+from ._printing import format_entry
 
 __all__ = ["mismatch_reasons", "ANY_SIZE"]
 

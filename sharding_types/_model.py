@@ -223,5 +223,5 @@ class ShardingType:
         return tuple(out)
 
     def __str__(self) -> str:
-        from ._syntax import format_type
+        from ._printing import format_type
         return format_type(self)

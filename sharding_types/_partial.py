@@ -98,7 +98,7 @@ class PartialType:
 
     def format(self, axis_order: Sequence[str] = ()) -> str:
         """JAX's syntax with ``?`` for unknown parts; sets in ``axis_order``."""
-        from ._syntax import format_partial
+        from ._printing import format_partial
         return format_partial(self, axis_order)
 
     def __str__(self) -> str:
