@@ -634,7 +634,7 @@ def _cmd_daemon(args: argparse.Namespace) -> int:
         return 2
     if args.action == "run":
         from shardcheck.integrations.daemon_serve import serve
-        return serve(path, idle)
+        return serve(path, idle, run_argv=run, warm=_parser)
     if args.action in ("stop", "restart"):
         stopped = daemon.stop(path)
         if args.action == "stop":
@@ -721,7 +721,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     if "--daemon" in argv or os.environ.get("SHARDCHECK_DAEMON"):
         from shardcheck.integrations import daemon
-        if daemon.wanted(argv):
+        if daemon.wanted(argv, COMMANDS):
             served = daemon.forward(argv)
             if served is not None:
                 return served

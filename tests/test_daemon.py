@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from shardcheck import cli
+
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix sockets")
 
 SRC = ('import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n'
@@ -209,7 +211,7 @@ def test_a_daemon_whose_code_changed_asks_for_a_restart():
     with theirs:
         theirs.sendall(wire.encode({"kind": "check", "argv": ["x.py"], "cwd": "/"}))
         theirs.shutdown(socket.SHUT_WR)
-        done, served = daemon_serve._handle(ours, "a stamp of other files", 0.0, 4)
+        done, served = daemon_serve._handle(ours, "a stamp of other files", 0.0, 4, cli.run)
         answer = _acknowledged(theirs.recv(1 << 16))
     assert done and served == 4 and "changed" in answer["restart"]
     assert daemon_serve._code_stamp() == daemon_serve._code_stamp()
@@ -224,7 +226,7 @@ def test_a_request_the_daemon_cannot_run_leaves_it_as_it_was(tmp_path):
         theirs.sendall(wire.encode({"kind": "check", "argv": ["x.py"], "env": {"A": "1"},
                                       "cwd": str(tmp_path / "gone")}))
         theirs.shutdown(socket.SHUT_WR)
-        done, served = daemon_serve._handle(ours, daemon_serve._code_stamp(), 0.0, 0)
+        done, served = daemon_serve._handle(ours, daemon_serve._code_stamp(), 0.0, 0, cli.run)
         answer = _acknowledged(theirs.recv(1 << 16))
     assert not done and served == 0 and "FileNotFoundError" in answer["error"]
     assert (os.getcwd(), dict(os.environ)) == (cwd, env)
@@ -240,12 +242,12 @@ def _idle_serve(monkeypatch, stamps, idle_timeout, alive_at=None):
     from shardcheck.integrations import daemon_serve
     answers = iter(stamps[:-1])
     monkeypatch.setattr(daemon_serve, "_code_stamp", lambda: next(answers, stamps[-1]))
-    monkeypatch.setattr(daemon_serve, "_warm", lambda: None)
+    monkeypatch.setattr(daemon_serve, "_warm", lambda warm: None)
     monkeypatch.setattr(daemon_serve, "_WAKE", 0.1)
     directory = tempfile.mkdtemp(prefix="scd-")
     path = os.path.join(directory, "d.sock")
     try:
-        served = threading.Thread(target=daemon_serve.serve, args=(path, idle_timeout),
+        served = threading.Thread(target=daemon_serve.serve, args=(path, idle_timeout, cli.run),
                                   daemon=True)
         start = time.monotonic()
         served.start()

@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from shardcheck import cli
 from test_daemon import SRC, _env, _shardcheck
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "SO_PEERCRED"),
@@ -328,13 +329,14 @@ def test_a_client_that_stops_reading_does_not_hold_the_daemon(monkeypatch):
     from shardcheck.integrations import daemon as wire
     from shardcheck.integrations import daemon_serve
     monkeypatch.setattr(daemon_serve, "_SEND_TIMEOUT", 0.5)
-    monkeypatch.setattr(daemon_serve, "_run", lambda message: {"rc": 0, "stdout": "x" * (8 << 20)})
+    monkeypatch.setattr(daemon_serve, "_run",
+                        lambda message, run_argv: {"rc": 0, "stdout": "x" * (8 << 20)})
     ours, theirs = socket.socketpair()
     with theirs:
         theirs.sendall(wire.encode({"kind": "check", "argv": ["x.py"], "cwd": "/"}))
         theirs.shutdown(socket.SHUT_WR)
         start = time.monotonic()
-        done, served = daemon_serve._handle(ours, daemon_serve._code_stamp(), 0.0, 0)
+        done, served = daemon_serve._handle(ours, daemon_serve._code_stamp(), 0.0, 0, cli.run)
         assert time.monotonic() - start < 5 and not done and served == 1
 
 
@@ -345,7 +347,7 @@ def test_a_request_that_never_arrives_does_not_hold_the_daemon(monkeypatch):
     with theirs:
         theirs.sendall(b"\xfb")  # a first byte, then silence
         start = time.monotonic()
-        assert daemon_serve._handle(ours, "stamp", 0.0, 0) == (False, 0)
+        assert daemon_serve._handle(ours, "stamp", 0.0, 0, cli.run) == (False, 0)
         assert time.monotonic() - start < 5
 
 

@@ -43,7 +43,7 @@ from shardcheck._version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Dict, List, Optional, Sequence
 
 IDLE_TIMEOUT = 1800.0  # seconds without a request before the daemon exits
 _CONNECT_TIMEOUT = 2.0  # seconds to connect, and to hand over a request
@@ -60,17 +60,17 @@ _ENV_ON = "SHARDCHECK_DAEMON"
 _WIRE = "marshal+ack"
 
 
-def wanted(argv: List[str]) -> bool:
+def wanted(argv: List[str], commands: Sequence[str]) -> bool:
     """Whether this command line asks for the daemon: ``check`` with ``--daemon``, or
-    ``SHARDCHECK_DAEMON`` set to 1/true/yes (``--no-daemon`` wins over both)."""
+    ``SHARDCHECK_DAEMON`` set to 1/true/yes (``--no-daemon`` wins over both); ``commands``
+    are the CLI's command names (any other first word is a path to check)."""
     if "--no-daemon" in argv:
         return False
     env = os.environ.get(_ENV_ON, "").strip().lower() in ("1", "true", "yes", "on")
     if not ("--daemon" in argv or env):
         return False
-    from shardcheck.cli import COMMANDS
     first = next((a for a in argv if not a.startswith("-")), None)
-    if first is not None and first in COMMANDS and first != "check":
+    if first is not None and first in commands and first != "check":
         return False
     return not any(a in ("-h", "--help", "--version") for a in argv)
 

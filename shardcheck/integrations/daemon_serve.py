@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 import traceback
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from shardcheck._version import __version__
 from .daemon import ACK, decode, encode, peer_pid, sibling
@@ -47,7 +47,12 @@ def _code_stamp() -> str:
     return stamp(fresh=True)
 
 
-def _warm() -> None:
+# What the daemon runs: a command line, answered with its exit status (``cli.run``, which
+# the daemon command hands to ``serve``: this module does not import the CLI that starts it)
+RunArgv = Callable[[List[str]], int]
+
+
+def _warm(warm: Callable[[], object]) -> None:
     """Import what a check needs, so that no request pays for it (the first one paid
     about 30 ms for the command line's parser, the configuration's readers and the
     worker pool's modules)."""
@@ -62,7 +67,6 @@ def _warm() -> None:
         except ImportError:
             pass
 
-    from shardcheck import cli
     from shardcheck.output import terminal  # noqa: F401
     from shardcheck.analyzer import config, engine, logical_config, pyconfig  # noqa: F401
     from shardcheck.check import cache, discovery, fixes, runner, supervisor  # noqa: F401
@@ -70,7 +74,7 @@ def _warm() -> None:
     from shardcheck.analyzer.interp import model  # noqa: F401
     from shardcheck.analyzer.rules import all_rules
     all_rules()
-    cli._parser()
+    warm()  # the command line's parser, built once
     try:
         import rich.console  # noqa: F401  # colour, when the client's terminal shows it
         import rich.text  # noqa: F401
@@ -78,9 +82,8 @@ def _warm() -> None:
         pass
 
 
-def _run(message: Dict[str, Any]) -> Dict[str, Any]:
+def _run(message: Dict[str, Any], run_argv: RunArgv) -> Dict[str, Any]:
     """Run one command line as ``shardcheck`` would in the client's process."""
-    from shardcheck import cli
     argv: List[str] = [str(a) for a in message["argv"]]
     saved = (os.getcwd(), dict(os.environ), sys.stdout, sys.stderr, sys.stdin, sys.argv)
     out, err = _Captured(bool(message.get("tty"))), _Captured(False)
@@ -92,7 +95,7 @@ def _run(message: Dict[str, Any]) -> Dict[str, Any]:
         data = base64.b64decode(message["stdin"]) if "stdin" in message else b""
         sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
         try:
-            rc = cli.run(argv)
+            rc = run_argv(argv)
         except SystemExit as e:  # argparse's usage errors, --help
             rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
             if isinstance(e.code, str):
@@ -162,7 +165,8 @@ def _on_sigterm(signum, frame) -> None:
     raise _Terminated()
 
 
-def serve(path: str, idle_timeout: float) -> int:
+def serve(path: str, idle_timeout: float, run_argv: RunArgv,
+          warm: Callable[[], object] = lambda: None) -> int:
     """Serve requests on the Unix socket ``path`` until idle for ``idle_timeout``
     seconds, stopped, or shardcheck's files change."""
     lock = _lock(path)
@@ -177,7 +181,7 @@ def serve(path: str, idle_timeout: float) -> int:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread (a test serving in a thread)
         pass
-    _warm()
+    _warm(warm)
     gc.freeze()  # what was imported stays: no collection need look at it again
     stamp = _code_stamp()
     if os.path.lexists(path):
@@ -189,7 +193,7 @@ def serve(path: str, idle_timeout: float) -> int:
         os.chmod(path, 0o600)
         srv.listen(64)
         srv.settimeout(min(idle_timeout, _WAKE) if idle_timeout > 0 else _WAKE)
-        _serve_loop(srv, stamp, idle_timeout)
+        _serve_loop(srv, stamp, idle_timeout, run_argv)
     except _Terminated:
         pass
     finally:
@@ -203,7 +207,7 @@ def serve(path: str, idle_timeout: float) -> int:
     return 0
 
 
-def _serve_loop(srv: socket.socket, stamp: str, idle_timeout: float) -> None:
+def _serve_loop(srv: socket.socket, stamp: str, idle_timeout: float, run_argv: RunArgv) -> None:
     started, served = time.time(), 0
     idle_since = time.monotonic()
     while True:
@@ -220,7 +224,7 @@ def _serve_loop(srv: socket.socket, stamp: str, idle_timeout: float) -> None:
             continue
         _INHERITED["connection"] = conn.fileno()
         try:
-            done, served = _handle(conn, stamp, started, served)
+            done, served = _handle(conn, stamp, started, served, run_argv)
         finally:
             _INHERITED.pop("connection", None)
         if done:
@@ -233,7 +237,8 @@ _SEND_TIMEOUT = 30.0  # seconds for a client to take its answer: one that stops 
 #                       would otherwise keep every other client waiting
 
 
-def _handle(conn: socket.socket, stamp: str, started: float, served: int) -> Tuple[bool, int]:
+def _handle(conn: socket.socket, stamp: str, started: float, served: int,
+            run_argv: RunArgv) -> Tuple[bool, int]:
     """Answer one connection; (whether to exit, requests served)."""
     with conn:
         conn.settimeout(_READ_TIMEOUT)
@@ -259,7 +264,7 @@ def _handle(conn: socket.socket, stamp: str, started: float, served: int) -> Tup
             answer, done = {"restart": "shardcheck's files changed since the daemon started"}, True
         elif kind == "check":
             try:
-                answer, served = _run(message), served + 1
+                answer, served = _run(message, run_argv), served + 1
             except Exception as e:  # a directory gone, a malformed request: run it in-process
                 answer = {"error": f"{type(e).__name__}: {e}"}
         else:
