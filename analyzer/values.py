@@ -11,7 +11,7 @@ from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
-from sharding_types import PartialMesh, PartialType, ShardingType, format_spec
+from sharding_types import AxisType, PartialMesh, PartialType, ShardingType, format_spec
 
 
 class Value:
@@ -98,6 +98,21 @@ class MeshVal(PartialMesh, Value):
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
+
+
+def meshes_differ(a: MeshVal, b: MeshVal) -> bool:
+    """Whether JAX provably tells the two meshes apart where it requires one mesh: they
+    differ (names, sizes or axis types) and not both have only Auto axes (JAX lets
+    all-Auto meshes mix)."""
+    if a is b:
+        return False
+    same = a.same_shape(b)
+    if same is None:
+        return False
+    if same and (a.types is None or b.types is None or a.types == b.types):
+        return False
+    explicit = [m for m in (a, b) if m.types is not None and any(t != AxisType.Auto for t in m.types)]
+    return bool(explicit)
 
 
 # A spec entry: None (replicated), a tuple of axis names (each a str, or None when that

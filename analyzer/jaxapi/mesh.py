@@ -15,6 +15,7 @@ from ..events import UNKNOWN_CTX, ApiUse, MeshCtx, MeshMade
 from ..facts import MeshConflict, MeshDeviceCount
 from ..interp.state import MeshContextVal
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, TupleVal, Value,
+                      meshes_differ,
                       int_tuple, str_tuple)
 from .devices import device_setup
 from .logical import enter_rules
@@ -180,21 +181,6 @@ def statement(it: "Interpreter", v: Value, ctx: MeshCtx) -> Optional[MeshCtx]:
 
 
 # -- meshes that must be one -----------------------------------------------------------------
-def meshes_differ(a: MeshVal, b: MeshVal) -> bool:
-    """Whether JAX provably tells the two meshes apart where it requires one mesh: they
-    differ (names, sizes or axis types) and not both have only Auto axes (JAX lets
-    all-Auto meshes mix)."""
-    if a is b:
-        return False
-    same = a.same_shape(b)
-    if same is None:
-        return False
-    if same and (a.types is None or b.types is None or a.types == b.types):
-        return False
-    explicit = [m for m in (a, b) if m.types is not None and any(t != AxisType.Auto for t in m.types)]
-    return bool(explicit)
-
-
 def check_meshes(it: "Interpreter", node: cst.CSTNode, values: Iterable[Value], ctx: MeshCtx,
                  what: str) -> None:
     """An operation on ``values`` under ``ctx``: JAX requires its operands on one mesh, and

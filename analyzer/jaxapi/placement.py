@@ -14,8 +14,7 @@ from .. import transfer as tr
 from ..events import AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
 from ..facts import ConstraintAxisNotAuto, ConstraintConflict, MeshConflict
 from ..values import (UNKNOWN, ArrayVal, DictVal, MeshVal, ShardingVal, SpecChoice, SpecVal,
-                      TupleVal, Value)
-from .mesh import meshes_differ
+                      TupleVal, Value, meshes_differ)
 from .registry import ApiCall, models
 from .specs import spec_and_mesh, spec_dims
 
