@@ -348,7 +348,7 @@ def _cmd_types(args: argparse.Namespace) -> int:
     _tune_gc()
     import json
 
-    from shardcheck.analyzer.engine import infer_types
+    from shardcheck.analyzer.inferred_types import infer_types
     loaded = _files_and_project(args)
     if isinstance(loaded, int):
         return loaded

@@ -3,7 +3,8 @@ that version's default axis types and make_mesh's sizes keyword (each flag itsel
 checked against the installed JAX in test_compat.py)."""
 
 from shardcheck.analyzer.config import Config
-from shardcheck.analyzer.engine import check_source, infer_types
+from shardcheck.analyzer.engine import check_source
+from shardcheck.analyzer.inferred_types import infer_types
 
 ABSTRACT = '''import jax
 from jax import P

@@ -22,15 +22,15 @@ PROGRAM = ("import jax\nimport jax.numpy as jnp\nfrom jax import P\n"
 @pytest.fixture
 def seed_static(monkeypatch):
     """``seed_static({"m": "float32[8,1]"})``: the analyzer infers these types instead."""
-    from shardcheck.analyzer import engine
+    from shardcheck.analyzer import inferred_types
 
     def seed(wrong):
-        real = engine.infer_types
+        real = inferred_types.infer_types
 
         def infer_types(*args, **kwargs):
             return [dataclasses.replace(t, type=wrong.get(t.name, t.type))
                     for t in real(*args, **kwargs)]
-        monkeypatch.setattr(engine, "infer_types", infer_types)
+        monkeypatch.setattr(inferred_types, "infer_types", infer_types)
     return seed
 
 

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from shardcheck.check import config as cfgmod
 from shardcheck.check.cache import Cache
-from shardcheck.analyzer.engine import NotAnalysed, infer_types, read_and_check
+from shardcheck.analyzer.engine import NotAnalysed, read_and_check
+from shardcheck.analyzer.inferred_types import infer_types
 from shardcheck.analyzer.ftypes import Finding
 from sharding_types import ShardingSyntaxError, parse
 from test_robustness import BAD, run

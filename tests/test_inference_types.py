@@ -14,7 +14,7 @@ import pathlib
 import pytest
 
 from ground_truth import record, record_all
-from shardcheck.analyzer.engine import infer_types
+from shardcheck.analyzer.inferred_types import infer_types
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

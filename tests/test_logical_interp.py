@@ -11,7 +11,8 @@ import libcst as cst
 import pytest
 
 from shardcheck.check.config import ConfigError, from_table
-from shardcheck.analyzer.engine import analyze, check_source, infer_types
+from shardcheck.analyzer.engine import analyze, check_source
+from shardcheck.analyzer.inferred_types import infer_types
 from shardcheck.analyzer.jaxapi.logical import LogicalResolution
 
 ROOT = pathlib.Path(__file__).resolve().parent

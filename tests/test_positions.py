@@ -235,6 +235,6 @@ def test_findings_are_placed_as_with_every_position_computed(monkeypatch):
     lazy = {n: _key(check_source(c, "example.py", Config())) for n, c in PROGRAMS}
     with_findings = [(n, c) for n, c in PROGRAMS if lazy[n]]
     assert len(with_findings) > 100
-    monkeypatch.setattr("shardcheck.analyzer.engine.Positions", _every_position)
+    monkeypatch.setattr("shardcheck.analyzer.place_findings.Positions", _every_position)
     for name, code in with_findings:
         assert lazy[name] == _key(check_source(code, "example.py", Config())), name

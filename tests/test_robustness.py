@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from shardcheck.analyzer.engine import check_source, infer_types, jit_calls
+from shardcheck.analyzer.engine import check_source
+from shardcheck.analyzer.inferred_types import infer_types, jit_calls
 from shardcheck.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

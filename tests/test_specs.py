@@ -170,7 +170,7 @@ def test_the_layout_of_another_array_is_the_one_jax_gives(jax8):
     Nones out, the same sharding), and the placed arrays' types, as JAX gives them."""
     from jax_snippets import run_snippets
 
-    from shardcheck.analyzer.engine import infer_types
+    from shardcheck.analyzer.inferred_types import infer_types
     path = PROGRAMS / "same_layout.py"
     # each placed array, and the site that places it (in `follow` and `doubled`: the
     # helper's own site, resolved from the one call of each)

@@ -29,7 +29,8 @@ from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tupl
 
 from shardcheck.analyzer.dependencies import Dependencies, content_hash
 from shardcheck.analyzer.config import Config
-from shardcheck.analyzer.engine import crashed, read_and_check, skipped
+from shardcheck.analyzer.engine import read_and_check
+from shardcheck.analyzer.meta_findings import crashed, skipped
 from shardcheck.analyzer.ftypes import Finding
 from shardcheck.analyzer.project import Project
 

@@ -290,7 +290,8 @@ def confirm_file(path: str, config=None, project=None, devices: Optional[int] = 
     """Run ``path`` where a user would (``confirm_run.choose_devices``: the accelerator
     when it has the devices the source's meshes need, else as many CPU devices) and
     hold every inferred type against ``jax.typeof``; report the compiled collectives."""
-    from shardcheck.analyzer.engine import check_source, infer_types
+    from shardcheck.analyzer.engine import check_source
+    from shardcheck.analyzer.inferred_types import infer_types
     from shardcheck.analyzer.ftypes import ERROR
     with open(path, "rb") as fh:
         source = fh.read()

@@ -2,7 +2,7 @@
 devices; and ``shardcheck confirm prog.py::fn``: one jitted function run alone.
 
 The analyzer finds each call of a jitted function and the sharding types of its
-inputs (``engine.jit_calls``). One subprocess imports every file, instrumented in
+inputs (``inferred_types.jit_calls``). One subprocess imports every file, instrumented in
 memory as for a device run but not as ``__main__`` (its ``if __name__ == "__main__"``
 block does not run), builds ``ShapeDtypeStruct`` inputs of those types on an
 ``AbstractMesh`` of the production shape (``sharding_types.abstract_array``) and
@@ -226,7 +226,8 @@ def confirm_scale(paths: Sequence[str], mesh: Optional[MeshModel] = None, config
     import tempfile
 
     from shardcheck.analyzer.config import Config
-    from shardcheck.analyzer.engine import JitCallSite, check_source, infer_types, jit_calls
+    from shardcheck.analyzer.engine import check_source
+    from shardcheck.analyzer.inferred_types import JitCallSite, infer_types, jit_calls
     from shardcheck.analyzer.ftypes import ERROR
     base = config or Config()
     if where is not None:
