@@ -1,4 +1,6 @@
-"""The ``shardcheck`` command. Thin: parse arguments, load config, call the library, print.
+"""The ``shardcheck`` command. Thin: the command line's parser, built from each command's
+module (``check/command.py``, ``confirm/command.py``, ``integrations/commands.py``), and the
+dispatch; the small commands (explain, rules, parse) live here.
 
     shardcheck PATH...            same as `shardcheck check PATH...`
     shardcheck explain SC101      a rule's docs (code or name)
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
     import argparse
     from typing import List, Optional
 
-MAX_JOBS = 1024  # worker processes at most: more is a fork bomb on a large tree, not speed
 COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm", "specs", "server", "daemon")
 
 
@@ -98,383 +99,6 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tune_gc() -> None:
-    """``types`` and ``specs`` analyse in this process: under the collector thresholds
-    ``check`` runs its files under (``supervisor.GC_THRESHOLD``), for this process's life."""
-    import gc
-
-    from shardcheck.check.supervisor import GC_THRESHOLD
-    gc.set_threshold(*GC_THRESHOLD)
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    from shardcheck.check import cache as cachemod
-    from shardcheck.check import config as cfgmod
-    from shardcheck.check import runner
-    from shardcheck.check.discovery import discover
-    import time
-    paths = args.paths or ["."]
-    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
-        print(f"shardcheck: -j/--jobs must be from 1 to {MAX_JOBS}, got {args.jobs}",
-              file=sys.stderr)
-        return 2
-    stdin = paths == ["-"]
-    if "-" in paths and not stdin:
-        print("shardcheck: `-` (standard input) cannot be mixed with other paths",
-              file=sys.stderr)
-        return 2
-    if stdin and (args.fix or args.diff or args.add_noqa or args.write_baseline):
-        print("shardcheck: --fix/--diff/--add-noqa/--write-baseline write files; they do not apply to "
-              "standard input",
-              file=sys.stderr)
-        return 2
-    start_at = args.stdin_filename if stdin and args.stdin_filename else paths[0]
-    try:
-        cfg = cfgmod.load(args.config, start=start_at if os.path.lexists(start_at) else ".")
-        cfg = cfgmod.merge_cli(cfg, select=_split(args.select), ignore=_split(args.ignore),
-                               extend_select=_split(args.extend_select),
-                               exclude=_split(args.exclude))
-        if args.mesh is not None:
-            cfg.scale_mesh = cfgmod.resolve_mesh_option(args.mesh, cfg)
-        if args.warn_unused_ignores:
-            cfg.warn_unused_ignores = True
-        if args.timeout_per_file is not None:
-            cfg.timeout_per_file = cfgmod.parse_seconds(args.timeout_per_file, "--timeout-per-file")
-        if args.memory_per_file is not None:
-            cfg.memory_per_file = cfgmod.parse_bytes(args.memory_per_file, "--memory-per-file",
-                                                     at_least=cfgmod.MIN_MEMORY_PER_FILE)
-    except cfgmod.ConfigError as e:
-        print(f"shardcheck: config error: {e}", file=sys.stderr)
-        return 2
-    for w in cfg.warnings:
-        print(f"shardcheck: warning: {w}", file=sys.stderr)
-    if stdin:
-        return _check_stdin(args, cfg)
-    warnings: List[str] = []
-    files, missing = discover(paths, cfg, force_exclude=args.force_exclude, warnings=warnings)
-    for w in warnings:
-        print(f"shardcheck: warning: {w}", file=sys.stderr)
-    for m in missing:
-        print(f"shardcheck: {m}: no such file or directory", file=sys.stderr)
-    if missing:
-        return 2
-    cache_dir = None
-    if not args.no_cache:
-        cache_dir = args.cache_dir or cfg.cache_dir or cachemod.default_dir(
-            cfg.root if cfg.source else None, paths[0])
-    if args.show_settings or args.show_files:
-        from shardcheck.check.settings import show_files, show_settings
-        print(show_settings(cfg, cache_dir) if args.show_settings else show_files(files))
-        return 0
-    start = time.perf_counter()
-    from shardcheck.output.terminal import progress
-    with progress(0 if args.quiet else len(files), sys.stderr) as update:
-        result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir, progress=update)
-    if args.add_noqa:
-        return _add_noqa(args, result.findings, files, cfg, cache_dir)
-    unwritten = 0  # files --fix had to write and could not: the run exits 2
-    if args.fix or args.diff:
-        from shardcheck.check.fixes import fix_findings
-        fixed = fix_findings(result.findings, files, args.unsafe_fixes, write=not args.diff)
-        for problem in fixed.problems:
-            print(f"shardcheck: warning: {problem}", file=sys.stderr)
-        if args.diff:
-            from shardcheck.check.fixes import unified_diff
-            for f in fixed.files:
-                sys.stdout.write(unified_diff(f))
-            print(f"Would fix {fixed.applied} finding(s) in {len(fixed.files)} file(s).",
-                  file=sys.stderr)
-            return 1 if fixed.applied else 0
-        if fixed.files:  # what remains, checked on the fixed files
-            result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
-        unwritten = fixed.unwritten
-        print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
-              f"{len(result.findings)} remaining{_unwritten(unwritten)}.", file=sys.stderr)
-    elapsed = time.perf_counter() - start
-    if args.write_baseline:
-        return _write_baseline(args.write_baseline, result.findings)
-    findings = _baselined(args, cfg, result.findings)
-    if findings is None:
-        return 2
-    if not _emit(_report(args, findings, result.files), args):
-        return 2
-    if args.verbose:
-        print(f"checked {result.files} files ({result.cached} from cache) in {elapsed:.2f}s",
-              file=sys.stderr)
-    return 2 if unwritten else _status(findings, args)
-
-
-def _write_baseline(path: str, findings: list) -> int:
-    from shardcheck.check.baseline import BaselineError, write
-    try:
-        n = write(path, findings)
-    except BaselineError as e:
-        print(f"shardcheck: {e}", file=sys.stderr)
-        return 2
-    print(f"Wrote {n} finding(s) to the baseline {path}; runs with --baseline {path} "
-          "(or `baseline` in [tool.shardcheck]) report only new ones.", file=sys.stderr)
-    return 0
-
-
-def _baselined(args: argparse.Namespace, cfg, findings: list) -> Optional[list]:
-    """The findings the baseline (``--baseline``, else the config's) does not hide; None
-    after an error, said on stderr."""
-    path = args.baseline or cfg.baseline
-    if not path:
-        return findings
-    from shardcheck.check.baseline import BaselineError, load
-    try:
-        base = load(path)
-    except BaselineError as e:
-        print(f"shardcheck: baseline error: {e}", file=sys.stderr)
-        return None
-    kept, hidden, stale = base.split(findings)
-    if not args.quiet and (hidden or stale):
-        fixed = f"; {stale} of its entries match nothing now (fixed: drop them with " \
-                f"--write-baseline {path})" if stale else ""
-        print(f"shardcheck: {hidden} finding(s) hidden by the baseline {path}{fixed}",
-              file=sys.stderr)
-    return kept
-
-
-def _add_noqa(args: argparse.Namespace, findings: list, files: list, cfg, cache_dir) -> int:
-    """``--add-noqa``: suppress every finding that stands where it is, then report what
-    remains (file-level findings, lines inside strings)."""
-    from shardcheck.check import runner
-    from shardcheck.check.add_noqa import add_noqa
-    noqa = add_noqa(findings, checked=files)
-    for problem in noqa.problems:
-        print(f"shardcheck: warning: {problem}", file=sys.stderr)
-    result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
-    print(f"Added {noqa.added} suppression comment(s); {len(result.findings)} finding(s) "
-          f"remain{_unwritten(noqa.unwritten)}.", file=sys.stderr)
-    if not _emit(_report(args, result.findings, result.files), args):
-        return 2
-    return 2 if noqa.unwritten else _status(result.findings, args)
-
-
-def _unwritten(n: int) -> str:
-    """How many files a requested write left unchanged (each said above), for the summary."""
-    return f"; {n} file(s) could not be written (exit status 2)" if n else ""
-
-
-def _report(args: argparse.Namespace, findings: list, files: int) -> str:
-    from shardcheck.output import findings as output
-    if args.statistics:
-        return output.statistics(args.format, findings)
-    frames = args.output_format == "full" and not getattr(args, "from_stdin", False)
-    report = output.render(args.format, findings, files, quiet=args.quiet, frames=frames)
-    if args.format == "text" and not args.output_file:
-        from shardcheck.output.terminal import colour, wants_colour
-        if wants_colour(sys.stdout):
-            report = colour(report)
-    return report
-
-
-def _status(findings: list, args: argparse.Namespace) -> int:
-    from shardcheck.analyzer.codes import INTERNAL_ERROR
-    from shardcheck.analyzer.ftypes import ERROR
-    if any(f.code == INTERNAL_ERROR for f in findings):
-        return 2
-    if args.exit_zero:
-        return 0
-    return 1 if any(f.severity == ERROR for f in findings) else 0
-
-
-def _emit(report: str, args: argparse.Namespace) -> bool:
-    """The report on standard output, or in ``--output-file`` (False: it could not be
-    written, which is said on stderr)."""
-    if not args.output_file:
-        print(report)
-        return True
-    try:
-        with open(args.output_file, "w", encoding="utf-8") as f:
-            f.write(report + "\n")
-    except OSError as e:
-        print(f"shardcheck: cannot write --output-file {args.output_file}: "
-              f"{e.strerror or e}", file=sys.stderr)
-        return False
-    return True
-
-
-def _check_stdin(args: argparse.Namespace, cfg) -> int:
-    """``shardcheck check - [--stdin-filename PATH]``: the source on standard input, checked
-    as ``check PATH`` checks the file, under the same budgets and size limit (no cache;
-    imports resolved from PATH's directory)."""
-    from shardcheck.check.supervisor import SourceTask, analyse_source
-    name = args.stdin_filename or "-"
-    args.from_stdin = True  # the file on disk is not the buffer: no code frames from it
-    data = sys.stdin.buffer.read()
-    if args.stdin_filename and args.force_exclude and cfg.is_excluded(os.path.abspath(name)):
-        findings: list = []
-    else:
-        files = (name,) if args.stdin_filename and os.path.isfile(name) else ()
-        findings = analyse_source(SourceTask(name, data, cfg, files))
-    kept = _baselined(args, cfg, findings)
-    if kept is None:
-        return 2
-    if not _emit(_report(args, kept, 1), args):
-        return 2
-    return _status(kept, args)
-
-
-def _files_and_project(args: argparse.Namespace):
-    """(config, files, project) for the paths given, or an exit status after an error."""
-    from shardcheck.check import config as cfgmod
-    from shardcheck.check.discovery import discover
-    from shardcheck.analyzer.project import Project
-    try:
-        start = args.paths[0] if os.path.lexists(args.paths[0]) else "."
-        cfg = cfgmod.load(args.config, start=start)
-    except cfgmod.ConfigError as e:
-        print(f"shardcheck: config error: {e}", file=sys.stderr)
-        return 2
-    warnings: List[str] = list(cfg.warnings)
-    files, missing = discover(args.paths, cfg, warnings=warnings)
-    for w in warnings:
-        print(f"shardcheck: warning: {w}", file=sys.stderr)
-    for m in missing:
-        print(f"shardcheck: {m}: no such file or directory", file=sys.stderr)
-    if missing:
-        return 2
-    project = Project(cfg)
-    for f in files:
-        if os.path.isfile(f):  # a FIFO or a dangling link is reported, never imported
-            project.add_file(f)
-    return cfg, files, project
-
-
-def _cmd_types(args: argparse.Namespace) -> int:
-    _tune_gc()
-    import json
-
-    from shardcheck.analyzer.inferred_types import infer_types
-    loaded = _files_and_project(args)
-    if isinstance(loaded, int):
-        return loaded
-    cfg, files, project = loaded
-    from shardcheck.check.per_file import analysed
-    rows, known, total, status = [], 0, 0, 0
-    for path in files:  # a file that cannot be read or analysed is reported; the run goes on
-        types = analysed(infer_types, path, cfg, project)
-        if types is None:
-            status = 2
-            continue
-        for t in types:
-            total += 1
-            known += t.type is not None
-            if t.type is None and not args.all:
-                continue
-            rows.append({"path": path, "line": t.row, "column": t.column, "name": t.name,
-                         "type": t.type, "known": t.partial})
-    if args.format == "json":
-        print(json.dumps({"types": rows, "known": known, "total": total}, indent=2))
-    else:
-        for r in rows:
-            shown = r["type"] if r["type"] is not None else f"unknown (known: {r['known']})"
-            print(f"{r['path']}:{r['line']}:{r['column']}: {r['name']}: {shown}")
-        share = f"{100.0 * known / total:.0f}%" if total else "n/a"
-        print(f"{known} of {total} array assignments have a known type ({share})")
-    return status
-
-
-def _cmd_specs(args: argparse.Namespace) -> int:
-    _tune_gc()
-    from shardcheck.check import specs
-    return specs.run(args, _files_and_project)
-
-
-def _cmd_server(args: argparse.Namespace) -> int:
-    from shardcheck.integrations import server
-    return server.run()
-
-
-def _cmd_confirm(args: argparse.Namespace) -> int:
-    import json
-
-    from shardcheck.check import config as cfgmod
-    if args.devices is not None and args.devices < 1:
-        print("shardcheck: --devices must be at least 1", file=sys.stderr)
-        return 2
-    if args.jobs is not None and args.jobs < 1:
-        print("shardcheck: --jobs must be at least 1", file=sys.stderr)
-        return 2
-    # PATH::NAME picks jitted functions to run alone, with inputs of their call sites' types
-    named: dict = {}
-    for i, p in enumerate(args.paths):
-        if "::" in p:
-            path, _, name = p.partition("::")
-            if not name.isidentifier():
-                print(f"shardcheck: {p!r}: give PATH::NAME with NAME a function's name", file=sys.stderr)
-                return 2
-            args.paths[i] = path
-            named.setdefault(os.path.abspath(path), []).append(name)
-    loaded = _files_and_project(args)
-    if isinstance(loaded, int):
-        return loaded
-    cfg, files, project = loaded
-    from shardcheck.confirm import options as confirm_cli
-    files, passed = confirm_cli.programs(args.paths, files, cfg, imported=args.mesh is not None)
-    if passed:
-        print(confirm_cli.passed_over_note(passed), file=sys.stderr)
-    if not files:
-        print("shardcheck: confirm found no program to run under "
-              f"{' '.join(args.paths)}: it runs the files named, and in a directory those with "
-              'an `if __name__ == "__main__":` guard or listed in confirm-programs',
-              file=sys.stderr)
-        return 2
-    try:
-        budget = (cfgmod.parse_bytes(args.max_collective_bytes)
-                  if args.max_collective_bytes is not None else cfg.max_collective_bytes)
-        mesh = cfgmod.resolve_mesh_option(args.mesh, cfg) if args.mesh is not None else None
-    except cfgmod.ConfigError as e:
-        print(f"shardcheck: {e}", file=sys.stderr)
-        return 2
-    from shardcheck.analyzer.sources import Unreadable, decode_source, python_verdict, read_source
-    for path in files:  # a file that does not parse is bad input, before anything runs
-        try:
-            verdict = python_verdict(decode_source(read_source(path)), path)
-        except Unreadable as e:
-            print(f"{path}: cannot be run: {e}", file=sys.stderr)
-            return 2
-        except SyntaxError as e:
-            verdict = e  # type: ignore[assignment]  # the error stands in for the verdict
-        if verdict is not None:
-            print(f"{path}: does not parse: {verdict.msg}".splitlines()[0], file=sys.stderr)
-            return 2
-    from shardcheck.confirm import programs as confirm, sandbox as confirm_run, scale
-    try:
-        found, timeout = confirm_cli.options(args, cfg, abstract=mesh is not None)
-    except confirm_run.UsageError as e:
-        print(f"shardcheck: {e}", file=sys.stderr)
-        return 2
-    functions = {f: named[os.path.abspath(f)] for f in files if os.path.abspath(f) in named}
-    if mesh is not None:
-        scaled = scale.confirm_scale(files, mesh, cfg, project, functions, timeout=timeout)
-        print(scale.render_json(scaled) if args.format == "json" else scale.render_text(scaled))
-        return 0 if all(r.ok for r in scaled) else 1
-    named_files = [f for f in files if f in functions]
-    alone = scale.confirm_scale(named_files, None, cfg, project, functions, max_bytes=budget,
-                                timeout=timeout, where=confirm_cli.alone_plan(
-                                    args, named_files, cfg, project, found)) if functions else []
-    scripts = [f for f in files if f not in functions]
-    results = confirm_cli.run_scripts(args, scripts, cfg, project, budget, found, timeout)
-    if args.format == "json":
-        print(json.dumps(json.loads(confirm.render_json(results)) + scale.json_rows(alone), indent=2))
-    else:
-        print("\n".join(x for x in (confirm.render_text(results) if results else "",
-                                     scale.render_text(alone) if alone else "") if x))
-    # 0 only when every program ran cleanly and every type agreed (the README's contract)
-    return 0 if all(r.ok for r in results) and all(r.ok for r in alone) else 1
-
-
-def _split(values: Optional[List[str]]) -> List[str]:
-    out: List[str] = []
-    for v in values or []:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out
-
-
 def build_parser() -> argparse.ArgumentParser:
     import argparse
     _Parser = _parser_class()
@@ -487,8 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"shardcheck {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # each command's module: its arguments and the function that runs it (their own
+    # imports, the analysis's included, are made when the command runs)
+    from shardcheck.check.command import (add_check_parser, specs_command, types_command)
+    from shardcheck.confirm.command import add_confirm_parser
+    from shardcheck.integrations.commands import add_daemon_parser, server_command
 
-    _add_check(sub)
+    add_check_parser(sub)
 
     e = sub.add_parser("explain", help="print a rule's documentation")
     e.add_argument("rule", metavar="RULE", help="a code (SC101) or name (unknown-mesh-axis)")
@@ -504,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--all", action="store_true", help="also list assignments whose type is unknown")
     t.add_argument("--format", choices=("text", "json"), default="text")
     t.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
-    t.set_defaults(func=_cmd_types)
+    t.set_defaults(func=types_command)
 
     sp = sub.add_parser("specs", help="the sharding map: every sharding site (constraints, "
                                        "placements, NamedShardings, shard_map and jit specs) "
@@ -512,206 +141,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     sp.add_argument("--format", choices=("text", "json"), default="text")
     sp.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
-    sp.set_defaults(func=_cmd_specs)
+    sp.set_defaults(func=specs_command)
 
-    _add_confirm(sub)
+    add_confirm_parser(sub)
 
-    _add_daemon(sub)
+    add_daemon_parser(sub)
 
     lsp = sub.add_parser("server", help="run the language server (LSP on stdin/stdout): "
                                         "diagnostics, quick fixes, hover types")
     lsp.add_argument("--stdio", action="store_true",
                      help="accepted for clients that pass it; stdio is the only transport")
-    lsp.set_defaults(func=_cmd_server)
+    lsp.set_defaults(func=server_command)
 
     pp = sub.add_parser("parse", help="check sharding type strings and print them canonically")
     pp.add_argument("types", nargs="+", metavar="TYPE", help='e.g. "float32[8@data,16]"')
     pp.add_argument("-v", "--verbose", action="store_true", help="also print the parsed fields")
     pp.set_defaults(func=_cmd_parse)
     return p
-
-
-def _add_check(sub) -> None:
-    c = sub.add_parser("check", help="check Python files and directories (the default command)")
-    c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
-    c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
-    c.add_argument("--output-format", choices=("full", "concise"), default="full",
-                   help="text: each finding with its source line and a caret under it "
-                        "(full, the default), or one line per finding (concise)")
-    c.add_argument("--select", action="append", metavar="RULES",
-                   help="only these rules: codes, code prefixes or names, comma-separated")
-    c.add_argument("--extend-select", action="append", metavar="RULES")
-    c.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
-    c.add_argument("--exclude", action="append", metavar="GLOBS", help="skip paths matching these")
-    c.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
-    c.add_argument("--mesh", metavar="AXIS=SIZE,...|NAME",
-                   help="check as if every mesh in the source had this shape (the production "
-                        "mesh: data=64,model=8, or a mesh declared in [tool.shardcheck.meshes])")
-    c.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    c.add_argument("--fix", action="store_true",
-                   help="apply safe fixes in place (atomically), then report what remains")
-    c.add_argument("--diff", action="store_true",
-                   help="print the fixes as a unified diff instead of writing them (exit 1 if any)")
-    c.add_argument("--unsafe-fixes", action="store_true",
-                   help="with --fix/--diff, also apply fixes that may change what the code means")
-    c.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    c.add_argument("--cache-dir", metavar="DIR",
-                   help="default: .shardcheck_cache beside pyproject.toml, else at the root of "
-                        "the checkout, else in the user's cache directory")
-    c.add_argument("-j", "--jobs", type=int, default=None, help="processes (default: all cores)")
-    c.add_argument("--force-exclude", action="store_true",
-                   help="apply `exclude` to files named on the command line too (for pre-commit, "
-                        "which names every staged file)")
-    c.add_argument("--timeout-per-file", type=float, metavar="SECONDS",
-                   help="skip a file whose analysis takes longer (default: [tool.shardcheck] "
-                        "timeout-per-file, 60; 0: no limit)")
-    c.add_argument("--memory-per-file", metavar="BYTES",
-                   help="skip a file whose analysis needs more memory (default: [tool.shardcheck] "
-                        "memory-per-file, 2GiB; 0: no limit)")
-    c.add_argument("--statistics", action="store_true",
-                   help="print how many findings each rule has instead of the findings")
-    c.add_argument("-q", "--quiet", action="store_true",
-                   help="text output: the findings only, no summary lines")
-    c.add_argument("-v", "--verbose", action="store_true",
-                   help="also print how many files were checked (and from cache) and how long "
-                        "it took, to stderr")
-    c.add_argument("--add-noqa", action="store_true",
-                   help="add a `# shardcheck: ignore[...]` comment for each finding (adopt "
-                        "shardcheck on an existing codebase), then report what remains")
-    c.add_argument("--baseline", metavar="FILE",
-                   help="hide the findings recorded in this baseline file (written by "
-                        "--write-baseline); also `baseline` in [tool.shardcheck]")
-    c.add_argument("--write-baseline", metavar="FILE",
-                   help="record every finding in FILE and exit 0 (adopting shardcheck on a "
-                        "codebase: later runs with --baseline report only new findings)")
-    c.add_argument("--warn-unused-ignores", action="store_true",
-                   help="report suppression comments that silence nothing (unused-suppression)")
-    c.add_argument("--show-settings", action="store_true",
-                   help="print the settings the run would use (config file, rules, meshes, "
-                        "logical axis rules, cache, limits) and exit")
-    c.add_argument("--show-files", action="store_true",
-                   help="print the files the run would check and exit")
-    c.add_argument("--output-file", metavar="FILE",
-                   help="write the report to FILE instead of standard output")
-    c.add_argument("--stdin-filename", metavar="PATH",
-                   help="with PATH `-` (source on standard input, as editors pipe a buffer): "
-                        "the file it is, for the config, per-file-ignores, imports and messages")
-    c.add_argument("--daemon", action="store_true",
-                   help="run in a warm background process (started by the first such run; "
-                        "also SHARDCHECK_DAEMON=1): the same report, without the start-up's "
-                        "imports; see `shardcheck daemon`")
-    c.add_argument("--no-daemon", action="store_true",
-                   help="run in this process even when SHARDCHECK_DAEMON is set")
-    c.set_defaults(func=_cmd_check)
-
-
-def _add_daemon(sub) -> None:
-    import argparse
-    d = sub.add_parser("daemon", help="start, stop or query the background process that "
-                                      "`check --daemon` runs in")
-    d.add_argument("action", choices=("start", "stop", "status", "restart", "run"),
-                   help="run: serve in the foreground (what `start` spawns)")
-    d.add_argument("--idle-timeout", type=float, default=None, metavar="SECONDS",
-                   help="exit after this long with no request (default 1800; 0: never)")
-    d.add_argument("--socket", metavar="PATH", help=argparse.SUPPRESS)
-    d.set_defaults(func=_cmd_daemon)
-
-
-def _cmd_daemon(args: argparse.Namespace) -> int:
-    from shardcheck.integrations import daemon
-    path = args.socket or daemon.socket_path()
-    if path is None:
-        print("shardcheck: no daemon here: this platform has no Unix sockets, or no private "
-              "directory for them (set SHARDCHECK_DAEMON_DIR to one only you can write)",
-              file=sys.stderr)
-        return 2
-    idle = daemon.IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
-    from shardcheck.check.config import ConfigError, parse_seconds
-    try:
-        idle = parse_seconds(idle, "--idle-timeout")
-    except ConfigError as e:
-        print(f"shardcheck: {e}", file=sys.stderr)
-        return 2
-    if args.action == "run":
-        from shardcheck.integrations.daemon_serve import serve
-        return serve(path, idle, run_argv=run, warm=_parser)
-    if args.action in ("stop", "restart"):
-        stopped = daemon.stop(path)
-        if args.action == "stop":
-            print({"stopped": "stopped", "killed": "stopped (it did not answer: its processes "
-                   "were ended)"}.get(stopped or "", "no daemon was running"))
-            return 0
-    if args.action in ("start", "restart"):
-        running = daemon.status(path)
-        if running is not None:
-            print(f"already running (pid {running['pid']})")
-            return 0
-        wedged = daemon.holder(path)
-        if wedged is not None:
-            print(f"shardcheck: {_not_answering(wedged)}; `shardcheck daemon stop` ends it",
-                  file=sys.stderr)
-            return 2
-        pid = daemon.start(path, wait=True, idle_timeout=idle)
-        if pid is None:
-            print(f"shardcheck: the daemon did not start; see {daemon.sibling(path, '.log')}",
-                  file=sys.stderr)
-            return 2
-        print(f"started (pid {pid}, socket {path})")
-        return 0
-    info = daemon.status(path)
-    if info is None:
-        wedged = daemon.holder(path)
-        if wedged is None:
-            print("not running")
-            return 3
-        print(f"{_not_answering(wedged)}: busy with a long run, stopped or wedged; "
-              "`shardcheck daemon stop` ends it")
-        return 1
-    import time
-    print(f"running: pid {info['pid']}, shardcheck {info['version']} on {info['python']}, "
-          f"up {time.time() - info['started']:.0f} s, {info['served']} run(s) served, "
-          f"socket {path}")
-    return 0
-
-
-def _not_answering(pid: int) -> str:
-    who = f"pid {pid}" if pid > 0 else "a process"
-    return f"not answering: the daemon ({who}) holds its socket but did not answer in 5 s"
-
-
-def _add_confirm(sub) -> None:
-    cf = sub.add_parser(
-        "confirm", help="run programs under JAX and compare the inferred types with jax.typeof "
-                        "(it executes your code)",
-        description="Run programs under JAX and compare every type the analyzer infers with "
-                    "jax.typeof. confirm EXECUTES YOUR CODE, as `python PROGRAM` would, with "
-                    "your environment and permissions: the files you name, and in a directory "
-                    'those with an `if __name__ == "__main__":` guard or listed in '
-                    "confirm-programs (never setup.py, conftest.py or noxfile.py).")
-    cf.add_argument("paths", nargs="+", metavar="PATH",
-                    help="scripts or directories; PATH::NAME runs the jitted function NAME alone")
-    cf.add_argument("--devices", type=int, default=None,
-                    help="devices to run on: that many virtual CPU devices, or an accelerator "
-                         "that has exactly that many (default: what the source's meshes need, "
-                         "at least 8 on the CPU)")
-    cf.add_argument("--platform", choices=("cpu", "gpu", "tpu"),
-                    help="run on this backend (refused when JAX finds none here; default: the "
-                         "accelerator when it has the devices the meshes need, else the CPU)")
-    cf.add_argument("--timeout", type=float, metavar="SECONDS",
-                    help="stop a program (its whole process group) after this long (default: "
-                         "[tool.shardcheck] confirm-timeout, 300; 0: no limit)")
-    cf.add_argument("--mesh", metavar="AXIS=SIZE,...|NAME",
-                    help="trace the jitted functions on an abstract mesh of this shape (e.g. "
-                         "data=64,model=8, or a mesh declared in [tool.shardcheck.meshes]) "
-                         "instead of running on devices")
-    cf.add_argument("--max-collective-bytes", metavar="BYTES",
-                    help="fail when a jitted function's collectives move more than this per "
-                         "device per call (4096, 64MiB, 1.5GB); default: [tool.shardcheck] "
-                         "max-collective-bytes")
-    cf.add_argument("-j", "--jobs", type=int, help="programs run at once (default: CPUs, at most 4)")
-    cf.add_argument("--format", choices=("text", "json"), default="text")
-    cf.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
-    cf.set_defaults(func=_cmd_confirm)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -751,6 +197,9 @@ def run(argv: List[str]) -> int:
     elif first is None and argv[0] not in ("-h", "--help", "--version"):
         argv = ["check"] + argv
     args = parser.parse_args(argv)
+    # the daemon serves command lines: `daemon run` hands it this runner and its parser's
+    # warm-up (integrations/ does not import the CLI that starts it)
+    args.cli_run, args.cli_parser = run, _parser
     try:
         return args.func(args)
     except KeyboardInterrupt:
