@@ -18,7 +18,19 @@ if not any(f.startswith("--xla_backend_optimization_level") for f in _flags):
     _flags.append("--xla_backend_optimization_level=0")
 os.environ["XLA_FLAGS"] = " ".join(_flags)
 
+import pathlib  # noqa: E402
+import sys  # noqa: E402
+
 import pytest  # noqa: E402
+
+# The tests are laid out like the packages they test (tests/analyzer/, tests/check/, ...);
+# the helpers here (jax_snippets, ground_truth, ...) and the helpers of one test module
+# that another reuses (test_robustness's BAD and run, ...) import by their bare names.
+_TESTS = pathlib.Path(__file__).resolve().parent
+for _folder in [_TESTS] + sorted(p for p in _TESTS.iterdir()
+                                 if p.is_dir() and any(p.glob("test_*.py"))):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 
 def _cpus() -> int:

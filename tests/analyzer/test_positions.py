@@ -22,7 +22,7 @@ from shardcheck.analyzer.engine import check_source
 from shardcheck.analyzer.syntax import is_layout
 from test_relevance import PROGRAMS, _key
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def test_node_positions_are_the_metadata_wrappers():
     for path in sorted((ROOT / "examples").glob("*.py"))[:6]:

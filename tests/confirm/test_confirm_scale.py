@@ -14,7 +14,7 @@ from shardcheck.confirm import scale
 from sharding_types import MeshModel
 from shardcheck.check.config import parse_mesh_option
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROD = "data=64,model=8"
 
 

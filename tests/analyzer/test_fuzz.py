@@ -25,7 +25,7 @@ from shardcheck.analyzer.ftypes import Finding
 from sharding_types import ShardingSyntaxError, parse
 from test_robustness import BAD, run
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 _MODE = os.environ.get("SHARDCHECK_FUZZ", "")
 _LONG = _MODE.isdigit() or _MODE == "long"
 

@@ -19,7 +19,7 @@ import tempfile
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 BAD = '''import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P

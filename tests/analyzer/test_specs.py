@@ -15,7 +15,7 @@ import pytest
 from shardcheck.analyzer.sitemap import sharding_sites
 from test_cli_check import run
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "specs"
 MESH = "Mesh('data': 2, 'model': 4, axis_types=(Explicit, Explicit))"
 

@@ -14,7 +14,7 @@ from shardcheck.analyzer.engine import check_source
 from shardcheck.analyzer.inferred_types import infer_types, jit_calls
 from shardcheck.cli import main
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 BAD = textwrap.dedent('''\
     import jax

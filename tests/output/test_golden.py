@@ -12,7 +12,7 @@ import pytest
 
 from shardcheck.cli import main
 
-GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "golden"
 FIXTURES = sorted(GOLDEN.glob("*.py"))
 
 

@@ -11,7 +11,7 @@ from shardcheck.analyzer.engine import check_file
 from shardcheck.analyzer.ftypes import ERROR
 from shardcheck.analyzer.project import Project
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CLEAN = sorted((ROOT / "examples").glob("*.py"))
 BROKEN = sorted((ROOT / "examples" / "broken").glob("*.py"))
 MARK = re.compile(r"#\s*error:\s*([a-z-]+)")

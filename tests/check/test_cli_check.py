@@ -13,7 +13,7 @@ import pytest
 
 from shardcheck.cli import main
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 BAD = textwrap.dedent('''\
     import jax

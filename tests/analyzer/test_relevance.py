@@ -23,7 +23,7 @@ from shardcheck.analyzer.engine import check_source
 from shardcheck.analyzer.project import Project
 from shardcheck.analyzer.rules import all_rules
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
 
 

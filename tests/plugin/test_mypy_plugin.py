@@ -19,7 +19,7 @@ import pytest
 
 mypy_api = pytest.importorskip("mypy.api")
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = sorted((ROOT / "tests" / "mypy_cases").glob("*.py"))
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 BROKEN = ROOT / "examples" / "broken" / "annotated_layer_mismatch.py"

@@ -141,7 +141,7 @@ def test_warn_unused_ignores(tmp_path):
 def test_add_noqa_adopts_a_codebase_at_zero_findings(tmp_path):
     import shutil
     from pathlib import Path
-    broken = Path(__file__).resolve().parent.parent / "examples" / "broken"
+    broken = Path(__file__).resolve().parents[2] / "examples" / "broken"
     for f in broken.glob("*.py"):
         shutil.copy(f, tmp_path / f.name)
     code, out, _ = _run([".", "--no-cache", "--statistics", "--format", "json"], cwd=tmp_path)

@@ -15,7 +15,7 @@ from shardcheck.analyzer.engine import analyze, check_source
 from shardcheck.analyzer.inferred_types import infer_types
 from shardcheck.analyzer.jaxapi.logical import LogicalResolution
 
-ROOT = pathlib.Path(__file__).resolve().parent
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROGRAMS = sorted((ROOT / "logical").glob("*.py"))
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from shardcheck.analyzer.sources import cst_parse
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FILES = sorted(glob.glob(os.path.join(ROOT, "examples", "**", "*.py"), recursive=True)
                + [os.path.join(ROOT, "analyzer", f) for f in ("engine.py", "pyast.py", "relevance.py")])
 

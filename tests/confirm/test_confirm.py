@@ -10,7 +10,7 @@ import pytest
 
 from shardcheck.confirm import programs as confirm
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 BROKEN = sorted((ROOT / "examples" / "broken").glob("*.py"))
 

@@ -14,7 +14,7 @@ import pytest
 
 from shardcheck.confirm import sandbox as rn
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 HEAD = "import jax\nimport jax.numpy as jnp\nfrom jax import P\n"
 MESH8 = ("mesh = jax.make_mesh((2, 4), ('x', 'y'))\n"

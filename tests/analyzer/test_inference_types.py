@@ -16,7 +16,7 @@ import pytest
 from ground_truth import record, record_all
 from shardcheck.analyzer.inferred_types import infer_types
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 CASES = sorted((ROOT / "tests" / "inference").glob("*.py"))
 
