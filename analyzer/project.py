@@ -56,6 +56,12 @@ def source_root_for(path: str) -> str:
     return d
 
 
+# The top-level packages whose APIs ``jaxapi`` models by name (the runtime layer,
+# ``sharding_types``, included), never read as project code.
+_MODELLED_LIBRARIES = frozenset({"jax", "jaxlib", "numpy", "flax", "functools",
+                                 "sharding_types"})
+
+
 class Project:
     def __init__(self, config=None):
         self.config = config
@@ -187,10 +193,10 @@ class Project:
 
     @staticmethod
     def _may_be_project_module(name: str) -> bool:
-        """Whether ``name`` is looked for in the project at all (the libraries the
-        analysis models are not)."""
-        return bool(name) and name.split(".")[0] not in ("jax", "jaxlib", "numpy", "flax",
-                                                         "functools")
+        """Whether ``name`` is looked for in the project at all: the libraries the
+        analysis models are not, even where a checkout of one is in the project (its
+        own repository, whose examples import it)."""
+        return bool(name) and name.split(".")[0] not in _MODELLED_LIBRARIES
 
     def module_env(self, name: str, requester=None):
         """The top-level definitions of project module ``name`` (read once per process),

@@ -122,6 +122,19 @@ class _Existence(Dict[str, bool]):
         return got
 
 
+_IMPORTS = "imports.json"  # the imports memo, beside the entries
+
+
+class _ImportsMemo(Dict[str, Tuple[int, int, str, Tuple[str, ...]]]):
+    """The imports memo: a dict that knows whether a run added to it."""
+
+    changed = False
+
+    def __setitem__(self, key: str, value: Tuple[int, int, str, Tuple[str, ...]]) -> None:
+        self.changed = True
+        super().__setitem__(key, value)
+
+
 class Cache:
     def __init__(self, directory: str, fingerprint: str):
         self.dir = os.path.join(directory, "v1")
@@ -130,6 +143,39 @@ class Cache:
         self._hashes: Dict[str, Optional[str]] = {}
         self._exists = _Existence()
         self._lines: Dict[str, Optional[int]] = {}  # of the files cached findings are in
+        self._imports: Optional[_ImportsMemo] = None
+
+    def imports_memo(self) -> "_ImportsMemo":
+        """What each project file's imports name, as the last run read it
+        (``workspace.ImportsMemo``): finding a checked file's importers reads no file
+        that is unchanged since. A missing or corrupt memo is an empty one."""
+        if self._imports is None:
+            self._imports = _ImportsMemo()
+            try:
+                data = json.loads(read_source(os.path.join(self.dir, _IMPORTS)))
+            except (Unreadable, ValueError, RecursionError):
+                data = None
+            if isinstance(data, dict):
+                for path, entry in data.items():
+                    if isinstance(entry, list) and len(entry) == 4 and _ints(entry[0], entry[1]) \
+                            and isinstance(entry[2], str) and isinstance(entry[3], list) \
+                            and all(isinstance(n, str) for n in entry[3]):
+                        dict.__setitem__(self._imports, path, (entry[0], entry[1], entry[2],
+                                                               tuple(entry[3])))
+        return self._imports
+
+    def save_imports_memo(self) -> None:
+        """Write the memo back if this run added to it (atomically; a cache that cannot
+        be written is only slower)."""
+        if self._imports is None or not self._imports.changed:
+            return
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            _write_atomically(os.path.join(self.dir, _IMPORTS),
+                              json.dumps({p: list(e) for p, e in self._imports.items()
+                                          if os.path.exists(p)}))  # not deleted files
+        except OSError:
+            pass
 
     def file_hash(self, path: str) -> Optional[str]:
         """The content hash of a regular file; None if it cannot be read (never blocks
@@ -238,6 +284,8 @@ class Cache:
             if sub.is_dir(follow_symlinks=False):
                 for e in _entries(sub.path):
                     _remove_if_old(e, now)
+            elif sub.name.endswith(".tmp"):  # an imports memo's interrupted write
+                _remove_if_old(sub, now)
 
 
 def _write_atomically(target: str, text: str) -> None:

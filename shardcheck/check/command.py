@@ -27,42 +27,17 @@ def _tune_gc() -> None:
 
 def check_command(args: argparse.Namespace) -> int:
     from shardcheck.check import cache as cachemod
-    from shardcheck.check import config as cfgmod
     from shardcheck.check import runner
     from shardcheck.check.discovery import discover
     import time
     paths = args.paths or ["."]
-    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
-        print(f"shardcheck: -j/--jobs must be from 1 to {MAX_JOBS}, got {args.jobs}",
-              file=sys.stderr)
-        return 2
     stdin = paths == ["-"]
-    if "-" in paths and not stdin:
-        print("shardcheck: `-` (standard input) cannot be mixed with other paths",
-              file=sys.stderr)
+    usage = _usage_problem(args, paths, stdin)
+    if usage:
+        print(f"shardcheck: {usage}", file=sys.stderr)
         return 2
-    if stdin and (args.fix or args.diff or args.add_noqa or args.write_baseline):
-        print("shardcheck: --fix/--diff/--add-noqa/--write-baseline write files; they do not apply to "
-              "standard input",
-              file=sys.stderr)
-        return 2
-    start_at = args.stdin_filename if stdin and args.stdin_filename else paths[0]
-    try:
-        cfg = cfgmod.load(args.config, start=start_at if os.path.lexists(start_at) else ".")
-        cfg = cfgmod.merge_cli(cfg, select=_split(args.select), ignore=_split(args.ignore),
-                               extend_select=_split(args.extend_select),
-                               exclude=_split(args.exclude))
-        if args.mesh is not None:
-            cfg.scale_mesh = cfgmod.resolve_mesh_option(args.mesh, cfg)
-        if args.warn_unused_ignores:
-            cfg.warn_unused_ignores = True
-        if args.timeout_per_file is not None:
-            cfg.timeout_per_file = cfgmod.parse_seconds(args.timeout_per_file, "--timeout-per-file")
-        if args.memory_per_file is not None:
-            cfg.memory_per_file = cfgmod.parse_bytes(args.memory_per_file, "--memory-per-file",
-                                                     at_least=cfgmod.MIN_MEMORY_PER_FILE)
-    except cfgmod.ConfigError as e:
-        print(f"shardcheck: config error: {e}", file=sys.stderr)
+    cfg = _config(args, args.stdin_filename if stdin and args.stdin_filename else paths[0])
+    if cfg is None:
         return 2
     for w in cfg.warnings:
         print(f"shardcheck: warning: {w}", file=sys.stderr)
@@ -85,9 +60,13 @@ def check_command(args: argparse.Namespace) -> int:
         print(show_settings(cfg, cache_dir) if args.show_settings else show_files(files))
         return 0
     start = time.perf_counter()
+    from shardcheck.check.discovery import project_files
     from shardcheck.output.terminal import progress
+    # the project around the files checked: its files that call theirs are analysed too
+    args.project_files = project_files(cfg, paths)
     with progress(0 if args.quiet else len(files), sys.stderr) as update:
-        result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir, progress=update)
+        result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir, progress=update,
+                            project_files=args.project_files)
     if args.add_noqa:
         return _add_noqa(args, result.findings, files, cfg, cache_dir)
     unwritten = 0  # files --fix had to write and could not: the run exits 2
@@ -104,7 +83,8 @@ def check_command(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1 if fixed.applied else 0
         if fixed.files:  # what remains, checked on the fixed files
-            result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+            result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir,
+                                project_files=args.project_files)
         unwritten = fixed.unwritten
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
               f"{len(result.findings)} remaining{_unwritten(unwritten)}.", file=sys.stderr)
@@ -117,9 +97,48 @@ def check_command(args: argparse.Namespace) -> int:
     if not _emit(_report(args, findings, result.files), args):
         return 2
     if args.verbose:
-        print(f"checked {result.files} files ({result.cached} from cache) in {elapsed:.2f}s",
+        besides = (f", and {result.importers} file(s) of the project that import them"
+                   if result.importers else "")
+        print(f"checked {result.files} files{besides} ({result.cached} from cache) in "
+              f"{elapsed:.2f}s",
               file=sys.stderr)
     return 2 if unwritten else _status(findings, args)
+
+
+def _usage_problem(args: argparse.Namespace, paths: List[str], stdin: bool) -> str:
+    """What is wrong with the command line's own values ("" when nothing is)."""
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        return f"-j/--jobs must be from 1 to {MAX_JOBS}, got {args.jobs}"
+    if "-" in paths and not stdin:
+        return "`-` (standard input) cannot be mixed with other paths"
+    if stdin and (args.fix or args.diff or args.add_noqa or args.write_baseline):
+        return ("--fix/--diff/--add-noqa/--write-baseline write files; they do not apply to "
+                "standard input")
+    return ""
+
+
+def _config(args: argparse.Namespace, start_at: str):
+    """The config for ``start_at`` with the command line's flags over it; None after a
+    config error, said on stderr."""
+    from shardcheck.check import config as cfgmod
+    try:
+        cfg = cfgmod.load(args.config, start=start_at if os.path.lexists(start_at) else ".")
+        cfg = cfgmod.merge_cli(cfg, select=_split(args.select), ignore=_split(args.ignore),
+                               extend_select=_split(args.extend_select),
+                               exclude=_split(args.exclude))
+        if args.mesh is not None:
+            cfg.scale_mesh = cfgmod.resolve_mesh_option(args.mesh, cfg)
+        if args.warn_unused_ignores:
+            cfg.warn_unused_ignores = True
+        if args.timeout_per_file is not None:
+            cfg.timeout_per_file = cfgmod.parse_seconds(args.timeout_per_file, "--timeout-per-file")
+        if args.memory_per_file is not None:
+            cfg.memory_per_file = cfgmod.parse_bytes(args.memory_per_file, "--memory-per-file",
+                                                     at_least=cfgmod.MIN_MEMORY_PER_FILE)
+    except cfgmod.ConfigError as e:
+        print(f"shardcheck: config error: {e}", file=sys.stderr)
+        return None
+    return cfg
 
 
 def _write_baseline(path: str, findings: list) -> int:
@@ -163,7 +182,8 @@ def _add_noqa(args: argparse.Namespace, findings: list, files: list, cfg, cache_
     noqa = add_noqa(findings, checked=files)
     for problem in noqa.problems:
         print(f"shardcheck: warning: {problem}", file=sys.stderr)
-    result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir)
+    result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir,
+                        project_files=args.project_files)
     print(f"Added {noqa.added} suppression comment(s); {len(result.findings)} finding(s) "
           f"remain{_unwritten(noqa.unwritten)}.", file=sys.stderr)
     if not _emit(_report(args, result.findings, result.files), args):

@@ -131,3 +131,44 @@ def _walk(root: str, config: Config, cache: Dict[str, object], force_exclude: bo
             if excluded(full) or _ignored(full, False, stack):
                 continue
             yield os.path.relpath(full) if not os.path.isabs(root) else full
+
+
+# Past this many Python files a tree is no project (a home directory, a monorepo's root):
+# the files checked are then analysed with the project files found so far.
+MAX_PROJECT_FILES = 20_000
+
+
+def project_root(config: Config, paths: List[str]) -> Optional[str]:
+    """The directory holding the project the checked ``paths`` belong to: the one of the
+    pyproject.toml that configured the run, else the checkout (.git, .hg) that holds the
+    first path; None when neither is known (then the paths are the project)."""
+    if config.source is not None:
+        return os.path.abspath(config.root)
+    start = os.path.abspath(paths[0] if paths else ".")
+    d = start if os.path.isdir(start) else os.path.dirname(start)
+    while True:
+        if any(os.path.exists(os.path.join(d, m)) for m in (".git", ".hg")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def project_files(config: Config, paths: List[str]) -> Optional[List[str]]:
+    """The project's Python files (walked as ``discover`` walks a directory: .gitignore,
+    ``exclude``, virtualenvs left out), whose analyses see what the checked files'
+    functions are called with; None when there is no project root (``project_root``).
+    Spelled as ``discover`` spells a walk of a relative root: relative to the working
+    directory when the paths are."""
+    root = project_root(config, paths)
+    if root is None:
+        return None
+    relative = bool(paths) and not os.path.isabs(paths[0])
+    out: List[str] = []
+    for f in _walk(os.path.relpath(root) if relative else root, config, {}):
+        if f.endswith(".py"):  # a notebook is checked, never imported
+            out.append(f)
+            if len(out) >= MAX_PROJECT_FILES:
+                break
+    return out

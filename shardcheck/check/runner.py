@@ -9,8 +9,8 @@ down with it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
-from typing import Callable, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from shardcheck.analyzer.dependencies import Dependencies
 
@@ -26,19 +26,34 @@ from shardcheck.analyzer.ftypes import Finding
 @dataclass
 class RunResult:
     findings: List[Finding]
-    files: int
-    cached: int
+    files: int  # the files checked
+    cached: int  # the files analysed whose results came from the cache
+    importers: int = 0  # the project files analysed besides, for their calls into them
 
 
 def run(files: List[str], config: Config, jobs: Optional[int] = None,
         cache_dir: Optional[str] = None,
-        progress: Optional[Callable[[int, int], None]] = None) -> RunResult:
-    """Every file's findings; ``progress(done, total)`` after each file checked."""
+        progress: Optional[Callable[[int, int], None]] = None,
+        project_files: Optional[Sequence[str]] = None) -> RunResult:
+    """The findings of ``files``, as the whole project has them; ``progress(done,
+    total)`` after each file analysed.
+
+    ``project_files``: the project's Python files (``project_files()``). Each of ``files``
+    is analysed, and each project file that imports one of them, directly or through
+    other modules (its calls evaluate their functions under its contexts); the findings
+    kept are those ``workspace.restrict`` keeps. Without ``project_files``, ``files``
+    are the project."""
+    from shardcheck.analyzer.workspace import Workspace, restrict
     cache = Cache(cache_dir, config.fingerprint()) if cache_dir else None
+    memo = cache.imports_memo() if cache is not None else None
+    every = list(dict.fromkeys(list(project_files or ()) + list(files)))
+    analysed = list(files)
+    if project_files is not None:
+        analysed += Workspace(config, every, memo).importers(files)
     results: dict = {}
     todo: List[Tuple[str, Optional[bytes]]] = []  # a miss keeps the bytes read for its hash
     cached = 0
-    for path in files:
+    for path in analysed:
         data = None
         if cache is not None:
             data, digest = cache.read(path)
@@ -49,29 +64,30 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
                 continue
         todo.append((path, data))
     if progress is not None:
-        progress(cached, len(files))
+        progress(cached, len(analysed))
     settled = cached  # files done so far
     if todo:
-        light, todo = _without_analysis(todo, config, files)
+        light, todo = _without_analysis(todo, config, every)
         for path, findings, digest, deps in light:
             results[path] = findings
             if cache is not None and digest is not None:
                 cache.put(path, digest, findings, deps)
         settled += len(light)
         if progress is not None and light:
-            progress(settled, len(files))
+            progress(settled, len(analysed))
     if todo:
-        for done, (path, findings, digest, deps) in enumerate(_check(todo, config, files, jobs), 1):
+        for done, (path, findings, digest, deps) in enumerate(_check(todo, config, every, jobs), 1):
             results[path] = findings
             if progress is not None:
-                progress(settled + done, len(files))
+                progress(settled + done, len(analysed))
             # a crash, or a file skipped for its budget or an unreadable state, is not a result
             if cache is not None and digest is not None and not any(
                     f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):
                 cache.put(path, digest, findings, deps)
     if cache is not None:
+        cache.save_imports_memo()
         cache.prune()
-    return RunResult(_merged(files, results), len(files), cached)
+    return RunResult(restrict(results, files), len(files), cached, len(analysed) - len(files))
 
 
 # Larger files are compiled under the per-file budgets, in a worker (supervisor.py)
@@ -123,27 +139,6 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
             continue
         done.append((path, [], content_hash(data), project.dependencies(path)))
     return done, rest
-
-
-def _merged(files: List[str], results: dict) -> List[Finding]:
-    """Every file's findings, grouped by file in the order given. A file's check may
-    report findings in a module it imports (a function it calls, analyzed under its
-    contexts); each is kept once, under that module's file as the run names it."""
-    spelled = {os.path.abspath(p): p for p in files}
-    rank = {os.path.abspath(p): i for i, p in enumerate(files)}
-    seen = set()
-    out: List[Finding] = []
-    for p in files:
-        for f in results.get(p, []):
-            where = os.path.abspath(f.filename)
-            if where in spelled and f.filename != spelled[where]:
-                f = replace(f, filename=spelled[where])
-            key = (where, f.row, f.column, f.code, f.message)
-            if key not in seen:
-                seen.add(key)
-                out.append(f)
-    return sorted(out, key=lambda f: (rank.get(os.path.abspath(f.filename), len(files)),
-                                      f.filename, f.row, f.column, f.code, f.message))
 
 
 def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[str],
