@@ -21,7 +21,7 @@ from .config import Config
 from .deep import degrading_deep_statements, from_recursion
 from .ftypes import Finding, Pending
 from .meta_findings import internal_error, meta_finding, skipped, too_deep
-from .place_findings import helper_specs, place
+from .place_findings import call_chains, helper_specs, place
 from .precheck import cleared, declared_words
 from .project import Project, module_name_for
 from .rule import RuleContext
@@ -141,7 +141,7 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
         pending = scale_caused(pending, _run_rules(base, path, config, codes)[1], model)
     if pending:
         findings.extend(place(module, path, pending, model.raises_blocks, project,
-                               helper_specs(model), read, rows))
+                              helper_specs(model), read, rows, call_chains(model)))
     return findings
 
 

@@ -5,7 +5,7 @@ the related locations, fixes and the ``assertRaises`` blocks that expect them.""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 
 import libcst as cst
 
@@ -54,11 +54,65 @@ def helper_specs(model: "Interpreter") -> dict:
     return out
 
 
+Notes = List[Tuple[cst.CSTNode, str]]
+_MAX_HOPS = 8  # calls followed back from a finding in another module to the checked file
+_SITES_NOTED = 3  # calls noted of one function, at most (all gave it the same values)
+
+
+def call_chains(model: "Interpreter") -> Callable[[cst.CSTNode, Callable[[cst.CSTNode], bool]], Notes]:
+    """For a node of a finding, the calls through which the checked file's analysis
+    reached the function that holds it: the function's call sites, then its caller's,
+    hop by hop, up to the first hop whose call is in the file analysed (``here``). The
+    values a finding inside depends on came through them: a function is analysed with
+    what every call of it passes alike."""
+    owners: dict = {}
+
+    def owner_of(node: cst.CSTNode):
+        if not owners:  # the analysed function directly holding each node, on first use
+            for info in model.funcs.values():
+                if info.events is not None:
+                    for n in _own_nodes(info.val.node):
+                        owners[id(n)] = info
+        return owners.get(id(node))
+
+    def chain(node: cst.CSTNode, here: Callable[[cst.CSTNode], bool]) -> Notes:
+        notes: Notes = []
+        info, seen = owner_of(node), set()
+        while info is not None and id(info) not in seen and len(notes) < _MAX_HOPS:
+            seen.add(id(info))
+            sites = [(caller, site) for caller, nodes in info.call_sites.items() for site in nodes]
+            if not sites:
+                break
+            name = getattr(getattr(info.val.node, "name", None), "value", "the lambda")
+            for _, site in sites[:_SITES_NOTED]:
+                notes.append((site, f"`{name}` is called here, with the values this finding "
+                                    "depends on"))
+            if here(sites[0][1]):
+                break  # the analysed file's own call: the user's line is found
+            caller = sites[0][0]
+            info = model.funcs.get(caller) if caller != "module" else None
+        return notes
+    return chain
+
+
+def _own_nodes(function: cst.CSTNode):
+    """The nodes of ``function``'s body that no function nested in it holds."""
+    todo = list(function.children)
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (cst.FunctionDef, cst.Lambda)):
+            todo.extend(n.children)
+
+
 def place(module: cst.Module, path: str, pending: List[Pending], raises_blocks: list,
-           project: Optional[Project] = None, helper_specs: Optional[dict] = None,
-           read: Optional[str] = None, rows: Optional[List[int]] = None) -> List[Finding]:
+          project: Optional[Project] = None, helper_specs: Optional[dict] = None,
+          read: Optional[str] = None, rows: Optional[List[int]] = None,
+          chains: Optional[Callable[[cst.CSTNode, Callable[[cst.CSTNode], bool]], Notes]] = None
+          ) -> List[Finding]:
     """Findings at their nodes' files and lines: a node in an imported module is
-    reported there, once, not copied to this file."""
+    reported there, once, not copied to this file, with the calls from this file that
+    reached it as notes (``chains``: see ``call_chains``)."""
     places = _Places(module, path, project, read, rows)
     helper_specs = helper_specs or {}
     ranges: List[Tuple[str, int, int]] = []
@@ -87,6 +141,9 @@ def place(module: cst.Module, path: str, pending: List[Pending], raises_blocks: 
                                    for f, a, b in ranges)
         related = []
         notes = list(p.related)
+        if chains is not None and where != path and p.node is not None:
+            # how this file's analysis got there
+            notes.extend(chains(p.node, lambda n: (places.at(n) or ("",))[0] == path))
         if p.node in helper_specs:
             notes.append((helper_specs[p.node], "the spec is built here, by the helper this "
                           "line calls"))

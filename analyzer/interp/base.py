@@ -49,6 +49,7 @@ class InterpreterBase:
     site_facts: List[Any]  # and the facts they are read from
     site_spec_uses: List[Any]  # and the specs it applies
     helper_origins: Dict[cst.CSTNode, cst.CSTNode]
+    calling: Optional[cst.CSTNode]  # the call expression being evaluated (its callee's site)
     helper_nodes: Dict[cst.CSTNode, frozenset]
     rule_params: Dict[cst.CSTNode, Optional[int]]  # rule_trees.rules_parameter's answers
     assume_defaults: bool  # shardcheck specs: config objects' fields read as their defaults

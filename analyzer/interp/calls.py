@@ -103,6 +103,16 @@ class CallsMixin(InterpreterBase):
 
     def call_value(self, callee: Value, e: cst.Call, args: List[Arg], env: Env,
                    ctx: MeshCtx) -> Value:
+        """What calling ``callee`` at ``e`` gives; the function it calls (directly, or as
+        ``jit``, ``shard_map`` and ``partial`` call it) records ``e`` as a call site."""
+        outer, self.calling = self.calling, e
+        try:
+            return self._call_value(callee, e, args, env, ctx)
+        finally:
+            self.calling = outer
+
+    def _call_value(self, callee: Value, e: cst.Call, args: List[Arg], env: Env,
+                    ctx: MeshCtx) -> Value:
         if self.logical_config is not None and self.logical_config.wrappers:
             from ..jaxapi.logical import wrapper_call  # a declared logical-constraint helper
             wrapped = wrapper_call(self, callee, e, args, env, ctx)

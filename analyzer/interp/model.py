@@ -86,6 +86,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.python_config: Optional[Tuple[str, str]] = None  # set by engine.analyze
         self.assumed: List[str] = []
         self.helper_origins: Dict[cst.CSTNode, cst.CSTNode] = {}  # call -> line in the helper
+        self.calling: Optional[cst.CSTNode] = None  # the call expression being evaluated
         self.events = Events()
 
     # -- driver -------------------------------------------------------------------------
@@ -183,6 +184,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.callees.setdefault(self.caller, {})[id(info)] = info
         info.call_args.setdefault(self.caller, []).append(args)
         info.call_kws.setdefault(self.caller, []).append(kwargs)
+        if self.calling is not None:
+            info.call_sites.setdefault(self.caller, []).append(self.calling)
         info.call_assumes.setdefault(self.caller, []).append(tuple(self.assumed))
         if info not in self.queue:
             self.queue.append(info)
@@ -206,6 +209,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             other.call_args.pop(fv.node, None)
             other.call_kws.pop(fv.node, None)
             other.call_assumes.pop(fv.node, None)
+            other.call_sites.pop(fv.node, None)
         self.func_stack.append(info)
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)

@@ -86,6 +86,9 @@ class FuncInfo:
     # shardcheck specs: the defaults each caller had assumed when it called (its
     # arguments may rest on them)
     call_assumes: Dict[Any, List[Tuple[str, ...]]] = field(default_factory=dict)
+    # caller key -> the call expressions that called it there (a finding inside it names
+    # them: the calls that gave it the values the finding depends on)
+    call_sites: Dict[Any, List[Any]] = field(default_factory=dict)
     analyzed_ctx: Optional[MeshCtx] = None
     analyzed_args: Optional[tuple] = None  # the common arguments it was analysed with
     analyzed_kws: Optional[dict] = None
