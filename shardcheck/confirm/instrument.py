@@ -9,7 +9,7 @@ record calls; a written one would hold them for the user's next run).
 A module is the project's when its file lies under one of the directories the driver is
 given (the project's root and the source roots of the files confirm was given) and
 not in an environment: a ``site-packages`` or ``dist-packages`` directory, the running
-interpreter's prefixes, or a hidden directory below the project's (``.venv``,
+interpreter's standard library, or a hidden directory below the project's (``.venv``,
 ``.tox``). JAX and shardcheck itself are never instrumented, wherever they lie.
 """
 
@@ -85,9 +85,12 @@ def _under(path: str, folder: str) -> bool:
 
 
 def environment_dirs() -> List[str]:
-    """Where this interpreter's installed packages live: never the project's."""
+    """Where this interpreter's standard library and installed packages live: never the
+    project's. Not its whole prefix: a project may sit below it (``/usr/src/app`` with
+    a system Python in ``/usr``)."""
     import site
-    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    import sysconfig
+    found = {sysconfig.get_path(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     try:
         found.update(site.getsitepackages())
         found.add(site.getusersitepackages())
@@ -123,7 +126,7 @@ class ProjectImporter(importlib.abc.MetaPathFinder):
         if fullname.partition(".")[0] in NEVER:
             return None
         spec = None
-        for finder in sys.meta_path:  # those after this one, as the import system asks them
+        for finder in sys.meta_path:  # the others, in the order the import system asks them
             find = getattr(finder, "find_spec", None)
             if finder is self or find is None:
                 continue

@@ -147,3 +147,14 @@ def test_only_the_projects_own_modules_are_instrumented(tmp_path):
                  "../python/lib/os.py"]:
         assert not importer.is_project_file(str(project / path)), path
     assert importer.find_spec("jax.numpy") is None and importer.find_spec("shardcheck") is None
+
+
+def test_a_project_below_the_interpreters_prefix_is_still_the_projects():
+    """The environment is the interpreter's library and package directories, not its
+    prefix: a system Python in /usr, a project in /usr/src/app."""
+    import sys
+    app = os.path.join(sys.base_prefix, "src", "app")
+    importer = instrument.ProjectImporter(lambda key, value: value,
+                                          [app, os.path.dirname(os.__file__)])
+    assert importer.is_project_file(os.path.join(app, "train.py"))
+    assert not importer.is_project_file(os.__file__)  # the standard library, even when inside
