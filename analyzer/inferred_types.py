@@ -27,20 +27,24 @@ class InferredType:
     name: str
     type: Optional[str]  # JAX's syntax, or None when (partly) unknown
     partial: str  # what is known, e.g. "?[8@x,?]", for unknown ones
+    path: Optional[str] = None  # the file of an imported module's assignment; None: this file's
 
 
 def infer_types(source: bytes | str, path: str = "<string>", config: Optional[Config] = None,
-                project: Optional[Project] = None) -> List[InferredType]:
+                project: Optional[Project] = None, imported: bool = False) -> List[InferredType]:
     """Every array-valued assignment and the type inferred for it (``shardcheck types``).
 
     A line analyzed more than once (a loop body, a function called in several
-    contexts) keeps its type only if every analysis agrees. Raises ``SyntaxError``
-    for source that does not decode or parse, ``NotAnalysed`` past the limits."""
-    return _deep_or_not_analysed(_infer_types, source, path, config, project)
+    contexts) keeps its type only if every analysis agrees. ``imported``: also those in
+    the functions of project modules this file calls, analyzed under its calls (what
+    ``confirm`` holds against a run of this file), each with its module's ``path``;
+    they come after this file's. Raises ``SyntaxError`` for source that does not decode
+    or parse, ``NotAnalysed`` past the limits."""
+    return _deep_or_not_analysed(_infer_types, source, path, config, project, imported)
 
 
 def _infer_types(source: bytes | str, path: str, config: Optional[Config],
-                 project: Optional[Project]) -> List[InferredType]:
+                 project: Optional[Project], imported: bool = False) -> List[InferredType]:
     model = _model(source, path, config or Config(), project)
     by_node: dict = {}
     for rec in model.events.types:
@@ -56,11 +60,15 @@ def _infer_types(source: bytes | str, path: str, config: Optional[Config],
     positions = node_positions(model.module)
     out = []
     for node, (t, partial, nm) in by_node.items():
-        pos = positions.get(node)
+        pos, where = positions.get(node), None
+        if pos is None and imported and project is not None:
+            hit = project.locate(node)  # a node of a module read through an import
+            if hit is not None:
+                where, pos = hit[0], hit[1]
         if pos is None:
             continue
-        out.append(InferredType(pos.start.line, pos.start.column + 1, nm, t, partial))
-    return sorted(out, key=lambda r: (r.row, r.column))
+        out.append(InferredType(pos.start.line, pos.start.column + 1, nm, t, partial, where))
+    return sorted(out, key=lambda r: (r.path is not None, r.path or "", r.row, r.column))
 
 
 @dataclass(frozen=True)

@@ -198,8 +198,9 @@ def record_programs(paths: Sequence[str], devices: int = 8, timeout: float = 300
     from shardcheck.confirm.programs import _DRIVER
     results_dir = tempfile.mkdtemp(prefix="jax-snippets-record-")
     files = [os.path.join(results_dir, f"{i}.json") for i in range(len(paths))]
+    # inside=[]: no module the program imports is instrumented, the program alone is
     jobs = [{"kind": "driver", "code": _DRIVER.format(path=os.path.abspath(p), devices=devices,
-                                                      result=f)}
+                                                      result=f, inside=[])}
             for p, f in zip(paths, files)]
     out = []
     try:

@@ -5,10 +5,14 @@ it and on the devices a user would choose (``shardcheck.confirm_run``: the accel
 when it has the devices the source's meshes need, else that many virtual CPU devices,
 at least 8), after its AST is instrumented in memory — the file on disk is never
 touched: after every assignment, each assigned name holding a JAX array has
-``jax.typeof`` recorded (through ``sharding_types.Recorder``) under its line, column
-and name. The analyzer's inferred type for the same position
-must be exactly that type; where it is not, ``sharding_types.mismatch_reasons`` says
-why (the row's ``reasons``).
+``jax.typeof`` recorded (through ``sharding_types.Recorder``) under its file, line,
+column and name. The project's own modules the program imports are instrumented the
+same way as they are imported (``instrument.ProjectImporter``), so the types of a
+package whose scripts only call it are recorded too. The analyzer's inferred type for
+the same position (in an imported module: as the analysis of the program's calls into
+it infers it) must be exactly that type; where it is not,
+``sharding_types.mismatch_reasons`` says why (the row's ``reasons``). JAX's error is
+matched to the findings by the file and line of each frame of its traceback.
 
 XLA dumps each of the file's jitted functions after optimisation (``--xla_dump_to``, to
 a temporary directory); ``shardcheck.hlo`` reads the collectives out of that text, and
@@ -24,63 +28,17 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from sharding_types import ShardingSyntaxError, mismatch_reasons, parse
 from shardcheck.confirm import sandbox as rn
 from shardcheck.confirm import hlo
 
-Key = Tuple[int, int, str]
+Key = Tuple[int, int, str]  # a position in one file: line, column, name
+FileKey = Tuple[str, int, int, str]  # the file's real path, line, column, name
 # how the two sides read in a disagreement's reasons: "dim 1: JAX says size 1, the
 # analyzer says 8"
 _WORDS = ("JAX says", "the analyzer says")
-
-
-def _names(target: ast.AST) -> List[ast.Name]:
-    if isinstance(target, ast.Name):
-        return [target]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in target.elts for n in _names(e)]
-    return []
-
-
-class _Instrument(ast.NodeTransformer):
-    def body(self, stmts: List[ast.stmt]) -> List[ast.stmt]:
-        out: List[ast.stmt] = []
-        for s in stmts:
-            s = self.visit(s)
-            out.append(s)
-            targets: List[ast.AST] = []
-            if isinstance(s, ast.Assign):
-                targets = list(s.targets)
-            elif isinstance(s, ast.AnnAssign) and s.value is not None:
-                targets = [s.target]
-            for t in targets:
-                for n in _names(t):
-                    call = ast.parse(f"__sc_record__(({n.lineno}, {n.col_offset + 1}, "
-                                     f"{n.id!r}), {n.id})").body[0]
-                    out.append(ast.copy_location(call, s))
-        return out
-
-    def generic_visit(self, node: ast.AST) -> ast.AST:
-        for attr in ("body", "orelse", "finalbody"):
-            val = getattr(node, attr, None)
-            if isinstance(val, list) and val and isinstance(val[0], ast.stmt):
-                setattr(node, attr, self.body(val))
-        for h in getattr(node, "handlers", []) or []:
-            h.body = self.body(h.body)
-        for c in getattr(node, "cases", []) or []:
-            c.body = self.body(c.body)
-        return node
-
-
-def instrumented(path: str):
-    """``path`` compiled with a record call after every assignment."""
-    with open(path, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read(), filename=path)
-    tree.body = _Instrument().body(tree.body)
-    ast.fix_missing_locations(tree)
-    return compile(tree, path, "exec")
 
 
 _DRIVER = r"""
@@ -88,18 +46,28 @@ import json, os, sys, traceback
 import jax
 jax.config.update("jax_num_cpu_devices", {devices})  # the CPU backend; a GPU is used as is
 import sharding_types as st
-from shardcheck.confirm.programs import instrumented
+from shardcheck.confirm.instrument import ProjectImporter, instrumented
 path, result_path = {path!r}, {result!r}
 rec = st.Recorder()
 ns = {{"__name__": "__main__", "__file__": path, "__sc_record__": rec}}
 sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
 sys.argv = [path]
+# the project's own modules, as the program imports them, are instrumented too
+importer = ProjectImporter(rec, {inside!r})
+sys.meta_path.insert(0, importer)
 error, status, driver_pid, real_exit = None, 0, os.getpid(), os._exit
 
 
 def where(tb):
-    return [f.lineno for f in traceback.extract_tb(tb)
-            if os.path.abspath(f.filename) == os.path.abspath(path)]
+    # the traceback's frames in the program and the project modules it imported
+    ours = {{os.path.realpath(path)}} | {{f for _, f in importer.loaded}}
+    return [[os.path.realpath(f.filename), f.lineno] for f in traceback.extract_tb(tb)
+            if os.path.realpath(f.filename) in ours]
+
+
+def failed(kind, message, trace):
+    at = trace[-1] if trace else [None, None]
+    return {{"type": kind, "message": message, "file": at[0], "line": at[1], "trace": trace}}
 
 
 def write_results():
@@ -112,7 +80,8 @@ def write_results():
     except Exception:  # the backend did not start: the error says why
         backend, kind, count = "", "", 0
     data = {{"types": [[list(k), sorted(v)] for k, v in rec.types.items()], "error": error,
-             "status": status, "backend": backend, "device_kind": kind, "devices": count}}
+             "status": status, "backend": backend, "device_kind": kind, "devices": count,
+             "modules": importer.loaded}}
     with open(result_path + ".part", "w") as fh:
         json.dump(data, fh)
     os.replace(result_path + ".part", result_path)
@@ -123,8 +92,7 @@ def exit_now(n):  # os._exit skips every handler: the results are written first
     if os.getpid() == driver_pid:
         status = n
         if n:
-            error = {{"type": "os._exit", "message": f"exited with status {{n}}",
-                      "line": None, "trace": []}}
+            error = failed("os._exit", f"exited with status {{n}}", [])
         write_results()
     real_exit(n)
 
@@ -132,20 +100,18 @@ def exit_now(n):  # os._exit skips every handler: the results are written first
 os._exit = exit_now
 with rec:
     try:
-        exec(instrumented(path), ns)
+        exec(instrumented(path, keyed=True), ns)
     except SystemExit as e:  # sys.exit(0), sys.exit(main()) or absl's app.run end normally
         code = e.code
         if code not in (None, 0):
             status = code if isinstance(code, int) else 1
             text = "" if isinstance(code, int) else f": {{code}}"
-            lines = where(e.__traceback__)
-            error = {{"type": "SystemExit", "message": f"exited with status {{status}}{{text}}",
-                      "line": lines[-1] if lines else None, "trace": lines}}
+            error = failed("SystemExit", f"exited with status {{status}}{{text}}",
+                           where(e.__traceback__))
     except BaseException as e:
-        lines = where(e.__traceback__)
         status = 1
-        error = {{"type": type(e).__name__, "message": str(e).splitlines()[0] if str(e) else "",
-                  "line": lines[-1] if lines else None, "trace": lines}}
+        error = failed(type(e).__name__, str(e).splitlines()[0] if str(e) else "",
+                       where(e.__traceback__))
 write_results()
 os._exit = real_exit
 """
@@ -190,12 +156,32 @@ def _differences(static: str, runtime: str) -> List[str]:
     return reasons or [f"the same type printed differently: JAX {runtime}, the analyzer {static}"]
 
 
+@dataclass(frozen=True)
+class Prediction:
+    """An error-level finding that predicted the program's error, where it is."""
+
+    code: str
+    name: str
+    path: str  # as the analysis names it (relative when the program was named so)
+    line: int
+
+    @classmethod
+    def of(cls, finding) -> "Prediction":
+        return cls(finding.code, finding.name, finding.filename, finding.row)
+
+    def text(self, program: str) -> str:
+        """``SC101 unknown-mesh-axis (line 20)`` in the program itself, else with the
+        file: ``(src/pkg/model.py:20)``."""
+        same = os.path.realpath(self.path) == os.path.realpath(program)
+        return f"{self.code} {self.name} ({f'line {self.line}' if same else f'{self.path}:{self.line}'})"
+
+
 @dataclass
 class FileResult:
     path: str
     rows: List[Row]
-    error: Optional[dict]  # what JAX raised (type, message, line), or how the run ended
-    predicted: List[str]  # static error findings at the error's line
+    error: Optional[dict]  # what JAX raised (type, message, file, line, trace), or how the run ended
+    predicted: List[str]  # the error-level findings that predicted it, as shown
     backend: str = ""
     devices: int = 0
     collectives: List[hlo.HloModule] = field(default_factory=list)
@@ -205,6 +191,8 @@ class FileResult:
     note: str = ""  # where it ran, when not where a user would expect
     not_run: str = ""  # why the program could not run here ("needs 8 devices; ...")
     seconds: float = 0.0
+    predictions: List[Prediction] = field(default_factory=list)  # ``predicted``'s findings
+    imported: List[str] = field(default_factory=list)  # the project modules it imported
 
     @property
     def over_budget(self) -> List[hlo.HloModule]:
@@ -251,17 +239,21 @@ def _dump_flags(dump_dir: str, functions: List[str]) -> str:
 
 
 def run_program(path: str, devices: int = 8, timeout: Optional[float] = rn.DEFAULT_TIMEOUT,
-                dump_dir: Optional[str] = None, plan: Optional[rn.DevicePlan] = None) -> dict:
+                dump_dir: Optional[str] = None, plan: Optional[rn.DevicePlan] = None,
+                inside: Sequence[str] = ()) -> dict:
     """Run ``path`` instrumented in a subprocess, as a test runner would (see
-    ``confirm_run``): the recorded types, how it ended (``error``, ``status``) and where
-    it ran. ``dump_dir``: XLA dumps the file's jitted functions there (optimised HLO)."""
+    ``confirm_run``): the recorded types, how it ended (``error``, ``status``), where
+    it ran and the project modules it imported (``modules``: those in a file under a
+    directory of ``inside`` or the program's, instrumented too). ``dump_dir``: XLA
+    dumps the file's jitted functions there (optimised HLO)."""
     plan = plan or rn.DevicePlan("cpu", devices)
     flags = _dump_flags(dump_dir, defined_functions(path)) if dump_dir is not None else None
     env = rn.program_env(plan, flags)
     try:
         with rn.Sandbox() as box:
             code = _DRIVER.format(path=os.path.abspath(path), devices=plan.devices,
-                                  result=box.result)
+                                  result=box.result, inside=sorted(
+                                      {os.path.dirname(os.path.abspath(path)), *inside}))
             outcome = rn.run_sandboxed(code, env, timeout, box.cwd, box.result)
     except OSError as e:  # no sandbox (a full disk, an unwritable TMPDIR): it did not run
         return {"types": [], "status": None, "backend": "", "device_kind": "", "devices": 0,
@@ -289,14 +281,11 @@ def confirm_file(path: str, config=None, project=None, devices: Optional[int] = 
                  platform: Optional[str] = None) -> FileResult:
     """Run ``path`` where a user would (``confirm_run.choose_devices``: the accelerator
     when it has the devices the source's meshes need, else as many CPU devices) and
-    hold every inferred type against ``jax.typeof``; report the compiled collectives."""
-    from shardcheck.analyzer.engine import check_source
+    hold every inferred type against ``jax.typeof``, in the program and in the project
+    modules it imported; report the compiled collectives."""
     from shardcheck.analyzer.inferred_types import infer_types
-    from shardcheck.analyzer.ftypes import ERROR
     with open(path, "rb") as fh:
         source = fh.read()
-    static: Dict[Key, Optional[str]] = {(t.row, t.column, t.name): t.type
-                                        for t in infer_types(source, path, config, project)}
     needs = rn.mesh_devices(source, path, config, project)
     plan = rn.choose_devices(found or {"cpu": rn.Platform("cpu", "cpu", 0)}, needs,
                              platform, devices)
@@ -308,41 +297,125 @@ def confirm_file(path: str, config=None, project=None, devices: Optional[int] = 
     modules: List[hlo.HloModule] = []
     if dump_dir is not None:
         try:
-            run = run_program(path, plan.devices, timeout, dump_dir=dump_dir, plan=plan)
+            run = run_program(path, plan.devices, timeout, dump_dir=dump_dir, plan=plan,
+                              inside=project_dirs(config, project))
             modules = hlo.read_dump(dump_dir, os.path.abspath(path), defined_functions(path))
         finally:
             shutil.rmtree(dump_dir, ignore_errors=True)
     if max_bytes is None and config is not None:
         max_bytes = getattr(config, "max_collective_bytes", None)
-    runtime: Dict[Key, Set[str]] = {(k[0], k[1], k[2]): set(v) for k, v in run["types"]}
-    rows = []
-    for key in sorted(set(static) | set(runtime)):
-        s, r = static.get(key), sorted(runtime.get(key, ()))
-        status, reasons = compare(s, r)
-        rows.append(Row(path, key[0], key[1], key[2], s, r, status, reasons))
-    predicted: List[str] = []
+    imported = [(str(name), str(file)) for name, file in run.get("modules", [])]
+    project = _static_project(project, config, path, imported)
+    # the program's rows, and those of the imported modules as the analysis sees them
+    # from the program's calls (a module it never imported has no runtime side)
+    ran = {os.path.realpath(path)} | {file for _, file in imported}
+    static: Dict[FileKey, Optional[str]] = {
+        (os.path.realpath(t.path or path), t.row, t.column, t.name): t.type
+        for t in infer_types(source, path, config, project, imported=True)
+        if os.path.realpath(t.path or path) in ran}
+    runtime: Dict[FileKey, Set[str]] = {(k[0], k[1], k[2], k[3]): set(v) for k, v in run["types"]}
     err = run.get("error")
-    if err is not None and err["type"] not in ("Timeout", "DiskFull"):
-        # JAX's error is predicted by an error-level finding on a line of its traceback
-        # in this file or, failing that (an error raised when a traced function returns,
-        # say), anywhere in the file; the line is shown either way
-        findings = check_source(source, path, config, project)
-        errors = [f for f in findings if f.severity == ERROR]
-        on_trace = [f for f in errors if f.row in (err.get("trace") or [])]
-        predicted = [f"{f.code} {f.name} (line {f.row})" for f in (on_trace or errors)]
-        if rn.device_shortage(err):
-            # the program set up too few devices itself (SC109: a warning off the CPU, but
-            # confirm ran it on the CPU), or this machine has too few: then it did not run
-            own = [f for f in findings if f.name == "mesh-device-count"]
-            predicted = [f"{f.code} {f.name} (line {f.row})" for f in own]
+    predictions = _predictions(err, source, path, config, project)
     not_run = ""
-    if rn.device_shortage(err) and not predicted:
+    if rn.device_shortage(err) and not predictions:
         not_run = (f"needs {needs or 'more'} devices; ran with {run.get('devices') or plan.devices}"
                    f" {plan.platform}")
-    return FileResult(path, rows, err, predicted, run.get("backend", "") or plan.platform,
+    return FileResult(path, _rows(path, static, runtime), _shown_error(err, path),
+                      [p.text(path) for p in predictions], run.get("backend", "") or plan.platform,
                       run.get("devices", 0) or plan.devices, _distinct(modules), max_bytes,
                       run.get("device_kind", ""), needs, plan.note, not_run,
-                      run.get("seconds", 0.0))
+                      run.get("seconds", 0.0), predictions,
+                      [_shown(path, file) for _, file in imported])
+
+
+def project_dirs(config, project) -> List[str]:
+    """The directories whose modules are the project's own (``instrument``): the
+    config's root (the ``pyproject.toml``'s directory, or the one confirm was pointed
+    at) and the source roots of the files confirm was given."""
+    dirs = set(project.roots) if project is not None else set()
+    if config is not None:
+        dirs.add(os.path.abspath(config.root))
+    return sorted(dirs)
+
+
+def _static_project(project, config, path: str, imported: List[Tuple[str, str]]):
+    """The project the analysis of ``path`` reads: ``project``, or where it does not
+    resolve a module the program imported to the file the program ran (a src layout
+    confirmed as ``confirm scripts/``: nothing names ``src/``), a copy of it that
+    reads that file as the module, its source root added as if it had been named."""
+    from shardcheck.analyzer.project import Project
+
+    def resolved(name: str, file: str) -> bool:
+        found = project.path_of(name) if project is not None and project.has_module(name) else None
+        return found is not None and os.path.realpath(found) == file
+    missing = [file for name, file in imported if not resolved(name, file)]
+    if not missing:
+        return project
+    # a copy, not the shared project: the other programs' analyses run beside this one
+    copy = Project(config)
+    if project is not None:
+        copy.roots.update(project.roots)
+        copy.modules.update(project.modules)
+    else:
+        copy.add_file(path)
+    for file in missing:
+        copy.add_file(file)
+    return copy
+
+
+def _shown(program: str, file: str) -> str:
+    """``file`` as the report names it: the program as given, another file relative to
+    the working directory where the program was given so, else absolute."""
+    if os.path.realpath(file) == os.path.realpath(program):
+        return program
+    return file if os.path.isabs(program) else os.path.relpath(file)
+
+
+def _rows(path: str, static: Dict[FileKey, Optional[str]],
+          runtime: Dict[FileKey, Set[str]]) -> List[Row]:
+    """A row per position either side knows: the program's first, then each imported
+    module's, each by line."""
+    program = os.path.realpath(path)
+
+    def order(key: FileKey):
+        return (key[0] != program, _shown(path, key[0]), key[1], key[2], key[3])
+    rows = []
+    for key in sorted(set(static) | set(runtime), key=order):
+        s, r = static.get(key), sorted(runtime.get(key, ()))
+        status, reasons = compare(s, r)
+        rows.append(Row(_shown(path, key[0]), key[1], key[2], key[3], s, r, status, reasons))
+    return rows
+
+
+def _shown_error(err: Optional[dict], path: str) -> Optional[dict]:
+    """The run's error with its files as the report names them (the driver's are real
+    paths); ``file`` and ``line``: its innermost frame in the program or a project module."""
+    if err is None:
+        return None
+    trace = [[_shown(path, f), line] for f, line in err.get("trace") or []]
+    file = err.get("file")
+    return dict(err, file=_shown(path, file) if file else None, trace=trace)
+
+
+def _predictions(err: Optional[dict], source: bytes, path: str, config,
+                 project) -> List[Prediction]:
+    """The error-level findings that predicted the run's error: those on a frame of its
+    traceback, matched by file and line (the program's, or a project module's), or
+    failing that (an error raised when a traced function returns, say) any the program's
+    analysis makes, in its file or in a module whose function it calls."""
+    from shardcheck.analyzer.engine import check_source
+    from shardcheck.analyzer.ftypes import ERROR
+    if err is None or err["type"] in ("Timeout", "DiskFull"):
+        return []
+    findings = check_source(source, path, config, project)
+    if rn.device_shortage(err):
+        # the program set up too few devices itself (SC109: a warning off the CPU, but
+        # confirm ran it on the CPU), or this machine has too few: then it did not run
+        return [Prediction.of(f) for f in findings if f.name == "mesh-device-count"]
+    trace = {(os.path.realpath(f), line) for f, line in err.get("trace") or []}
+    errors = [f for f in findings if f.severity == ERROR]
+    on_trace = [f for f in errors if (os.path.realpath(f.filename), f.row) in trace]
+    return [Prediction.of(f) for f in (on_trace or errors)]
 
 
 def _distinct(modules: List[hlo.HloModule]) -> List[hlo.HloModule]:
@@ -402,7 +475,10 @@ def _error_lines(res: FileResult) -> List[str]:
         return [f"  {err['message']}; the whole process group was killed"]
     if err["type"] == "DiskFull":  # the machine's, not the program's: nothing to predict
         return [f"  the program {err['message']}"]
-    at = f" at line {err['line']}" if err.get("line") else ""
+    at = ""
+    if err.get("line"):
+        same = err.get("file") in (None, res.path)
+        at = f" at line {err['line']}" if same else f" at {err['file']}:{err['line']}"
     what = ("the program " + err["message"] if err["type"] in ("SystemExit", "os._exit", "RunFailed")
             else f"the program raised {err['type']}{at}: {rn.shorten(err['message'], 160)}")
     pred = (f"predicted by {', '.join(res.predicted)}" if res.predicted
@@ -418,7 +494,9 @@ def render_text(results: List[FileResult]) -> str:
         w = max([len(f"{r.line}:{r.column} {r.name}") for r in shown] + [len("line:col name")])
         if shown:
             out.append(f"  {'line:col name':<{w}}  {'inferred type':<34} {'jax.typeof':<34} status")
-        for r in shown:
+        for i, r in enumerate(shown):
+            if r.path != res.path and (i == 0 or shown[i - 1].path != r.path):
+                out.append(f"  {r.path} (imported):")  # the rows of a module it imported
             where = f"{r.line}:{r.column} {r.name}"
             rt = " | ".join(r.runtime) if r.runtime else "-"
             out.append(f"  {where:<{w}}  {r.static or '?':<34} {rt:<34} {r.status}")
@@ -469,6 +547,8 @@ def render_json(results: List[FileResult]) -> str:
                         "device_kind": r.device_kind, "needs_devices": r.needs,
                         "note": r.note or None, "not_run": r.not_run or None,
                         "seconds": round(r.seconds, 3), "error": r.error, "predicted": r.predicted,
+                        "predictions": [asdict(p) for p in r.predictions],
+                        "imported": r.imported,
                         "rows": [asdict(x) for x in r.rows],
                         "max_collective_bytes": r.max_bytes,
                         "collectives": [module_json(m, r.max_bytes) for m in r.collectives]}

@@ -2,7 +2,9 @@
 
 Each program runs in a fresh interpreter (the recording driver of ``shardcheck.confirm``)
 in its own temporary working directory (its files land there, not in the user's cwd),
-with its own directory on ``sys.path``, stdin closed and its own process group. Its
+with its own directory on ``sys.path`` (and ``PYTHONPATH``'s entries, a relative one
+read from the user's working directory, as ``python PROGRAM`` there reads it), stdin
+closed and its own process group. Its
 stdout and stderr go to files, and the driver writes its results to a third file the
 program never sees: a program that prints without a final newline, replaces
 ``sys.stdout`` or leaves a background child holding stdout cannot hide or stall them.
@@ -263,6 +265,11 @@ def program_env(plan: DevicePlan, dump_flags: Optional[str]) -> Dict[str, str]:
         flags.append(dump_flags)
     if flags:
         env["XLA_FLAGS"] = " ".join(flags)
+    if env.get("PYTHONPATH"):
+        # Python makes these absolute against its working directory, the sandbox's:
+        # `PYTHONPATH=src` means the user's src/, as `python PROGRAM` run here would read it
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p)
+                                            for p in env["PYTHONPATH"].split(os.pathsep))
     if plan.platform == "cpu":
         env["JAX_PLATFORMS"] = "cpu"
     # an accelerator is JAX's own default where one is found (and JAX_PLATFORMS=gpu

@@ -39,7 +39,7 @@ import json, os, sys, time, traceback
 import jax
 from jax.sharding import AbstractMesh, AxisType
 import sharding_types as st
-from shardcheck.confirm.programs import instrumented
+from shardcheck.confirm.instrument import instrumented
 
 with open(sys.argv[1], encoding="utf-8") as fh:  # stdin is the program's, and closed
     plan = json.load(fh)
