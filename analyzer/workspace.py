@@ -18,7 +18,7 @@ runs the analyses (cached, in budgeted workers) and hands their findings to
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
 
 from .config import Config
 from .ftypes import Finding
@@ -132,26 +132,36 @@ def restrict(results: Mapping[str, List[Finding]], checked: Sequence[str]) -> Li
     placed in a checked file, whichever analysis found them, and those a checked file's
     own analysis placed in another module (its calls cause them). One finding per
     mistake: a rule's findings at one span are merged into the first, with the notes of
-    each (``merge``). A checked file keeps the spelling it was given."""
+    each (``merge``). Every file is spelled alike, however it was analysed (an importer
+    by its absolute path, a cached result as its run spelled it): a checked file as it was
+    given, any other relative to the working directory when the checked files are."""
     names = {os.path.abspath(p): p for p in checked}
+    relative = bool(checked) and not os.path.isabs(checked[0])
+
+    def spelled(path: str) -> str:
+        full = os.path.abspath(path)
+        return names.get(full) or (os.path.relpath(full) if relative else full)
+
     rank = {os.path.abspath(p): i for i, p in enumerate(checked)}
     kept: List[Finding] = []
     for analysed, found in results.items():
         own = os.path.abspath(analysed) in names
         for f in found:
-            where = os.path.abspath(f.filename)
-            if where in names:
-                kept.append(f if f.filename == names[where] else _renamed(f, names[where]))
-            elif own:
-                kept.append(f)
+            if os.path.abspath(f.filename) in names or own:
+                kept.append(_respelled(f, spelled))
     merged = merge(kept)
     return sorted(merged, key=lambda f: (rank.get(os.path.abspath(f.filename), len(rank)),
                                          f.filename, f.row, f.column, f.code, f.message))
 
 
-def _renamed(f: Finding, name: str) -> Finding:
+def _respelled(f: Finding, spelled: Callable[[str], str]) -> Finding:
     from dataclasses import replace
-    return f if f.filename == name else replace(f, filename=name)
+    related = tuple(r if r.filename == spelled(r.filename) else replace(r, filename=spelled(r.filename))
+                    for r in f.related)
+    name = spelled(f.filename)
+    if name == f.filename and related == f.related:
+        return f
+    return replace(f, filename=name, related=related)
 
 
 def merge(findings: Iterable[Finding]) -> List[Finding]:

@@ -10,7 +10,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import List, Optional
+    from typing import List, Optional, Union
 
 
 MAX_JOBS = 1024  # worker processes at most: more is a fork bomb on a large tree, not speed
@@ -94,7 +94,7 @@ def check_command(args: argparse.Namespace) -> int:
     findings = _baselined(args, cfg, result.findings)
     if findings is None:
         return 2
-    if not _emit(_report(args, findings, result.files), args):
+    if not _emit(_report(args, findings, files), args):
         return 2
     if args.verbose:
         besides = (f", and {result.importers} file(s) of the project that import them"
@@ -186,7 +186,7 @@ def _add_noqa(args: argparse.Namespace, findings: list, files: list, cfg, cache_
                         project_files=args.project_files)
     print(f"Added {noqa.added} suppression comment(s); {len(result.findings)} finding(s) "
           f"remain{_unwritten(noqa.unwritten)}.", file=sys.stderr)
-    if not _emit(_report(args, result.findings, result.files), args):
+    if not _emit(_report(args, result.findings, files), args):
         return 2
     return 2 if noqa.unwritten else _status(result.findings, args)
 
@@ -196,7 +196,7 @@ def _unwritten(n: int) -> str:
     return f"; {n} file(s) could not be written (exit status 2)" if n else ""
 
 
-def _report(args: argparse.Namespace, findings: list, files: int) -> str:
+def _report(args: argparse.Namespace, findings: list, files: Union[int, List[str]]) -> str:
     from shardcheck.output import findings as output
     if args.statistics:
         return output.statistics(args.format, findings)

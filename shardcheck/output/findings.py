@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 import stat
-from typing import Dict, List
+from typing import Dict, List, Sequence, Union
 
 from .._version import __version__
 from shardcheck.analyzer.codes import INTERNAL_ERROR, SKIPPED_FILE
@@ -30,10 +30,11 @@ def _in_cell(f: Finding) -> str:
     return f"(cell {f.cell}, line {f.row}) " if f.cell is not None else ""
 
 
-def text(findings: List[Finding], files: int, quiet: bool = False, frames: bool = False) -> str:
+def text(findings: List[Finding], files: Union[int, Sequence[str]], quiet: bool = False,
+         frames: bool = False) -> str:
     """One line per finding (and its notes), then the summary unless ``quiet``;
     ``frames``: each finding's source line under it, a caret under the span (ruff's full
-    output, mypy's ``--pretty``)."""
+    output, mypy's ``--pretty``). ``files``: the files checked (or how many)."""
     lines = []
     cache: Dict[str, List[str]] = {}
     for f in findings:
@@ -47,14 +48,14 @@ def text(findings: List[Finding], files: int, quiet: bool = False, frames: bool 
         return "\n".join(lines)
     errors = sum(f.severity == ERROR for f in findings)
     warnings = len(findings) - errors
+    checked = files if isinstance(files, int) else len(files)
     if findings:
         lines.append(f"Found {errors} error{'s' * (errors != 1)} and {warnings} "
-                     f"warning{'s' * (warnings != 1)} in {len({f.filename for f in findings})} "
-                     f"of {files} file{'s' * (files != 1)}.")
+                     f"warning{'s' * (warnings != 1)} in {_where(findings, files)}.")
         if len({f.code for f in findings}) > 1:
             lines.append("By rule: " + ", ".join(_per_rule(findings)) + ".")
     else:
-        lines.append(f"All checks passed ({files} file{'s' * (files != 1)}).")
+        lines.append(f"All checks passed ({checked} file{'s' * (checked != 1)}).")
     safe = sum(f.fix is not None and f.fix.applicability == "safe" for f in findings)
     unsafe = sum(f.fix is not None and f.fix.applicability != "safe" for f in findings)
     if safe:
@@ -222,7 +223,27 @@ def statistics(fmt: str, findings: List[Finding]) -> str:
                      f"{r['name']}" for r in ordered)
 
 
-def render(fmt: str, findings: List[Finding], files: int, quiet: bool = False,
+def _where(findings: List[Finding], files: Union[int, Sequence[str]]) -> str:
+    """``1 of 2 files``; and where a checked file's call makes a finding in a module it
+    calls (not checked itself), ``..., and 1 file whose functions they call``."""
+    placed = {os.path.abspath(f.filename) for f in findings}
+    if isinstance(files, int):
+        inside, checked, outside = len(placed), files, 0
+    else:
+        named = {os.path.abspath(p) for p in files}
+        inside, checked = len(placed & named), len(named)
+        outside = len(placed - named)
+    files_ = f"file{'s' * (checked != 1)}"
+    if not outside:
+        return f"{inside} of {checked} {files_}"
+    called = f"{outside} file{'s' * (outside != 1)} whose functions"
+    if not inside:
+        return f"{called} the {checked} {files_} checked call{'s' * (checked == 1)}"
+    return f"{inside} of {checked} {files_} checked, and in {called} they call"
+
+
+def render(fmt: str, findings: List[Finding], files: Union[int, Sequence[str]],
+           quiet: bool = False,
            frames: bool = False) -> str:
     if fmt == "json":
         return as_json(findings)
