@@ -234,17 +234,31 @@ class NotAnalysed(Exception):
     """A file whose analysis ran past shardcheck's limits (too deeply nested or too large)."""
 
 
-def _model(source: bytes | str, path: str, config: Config, project: Optional[Project]):
+def _model(source: bytes | str, path: str, config: Config, project: Optional[Project],
+           relevant: bool = False):
     """The built analysis of ``source``: ``SyntaxError`` (whose message says why) when
-    it does not decode or parse. Call it on a deep stack (``on_deep_stack``)."""
+    it does not decode or parse. Call it on a deep stack (``on_deep_stack``).
+    ``relevant``: only the statements that can reach a sharding site are parsed
+    (``relevance.kept``); the model's ``rows`` then say where each line of what was
+    parsed is in the file."""
     text = source if isinstance(source, str) else decode_source(source)
+    kept = None
+    if relevant:
+        from . import relevance
+        if relevance.ENABLED:
+            module_name = module_name_for(path) if os.path.isfile(path) else ""
+            kept = relevance.kept(text, project, module_name,
+                                  os.path.basename(path) == "__init__.py", declared_words(config))
     try:
-        module = parse_source(text, path)
+        module = parse_source(text, path, kept[0] if kept is not None else None)
     except LibcstLimitation as e:
         raise SyntaxError(f"shardcheck's parser (libcst) cannot read this file, though Python "
                           f"can: {e}") from None
     name = module_name_for(path) if os.path.isfile(path) else ""
-    return analyze(module, name, config, project, path=path if name else None)
+    model = analyze(module, name, config, project, path=path if name else None)
+    read = source_of(module)
+    model.rows = kept[1] if kept is not None and read is kept[0] else None
+    return model
 
 
 def _with_python_config_rules(config: Config, found: str, shown: str):

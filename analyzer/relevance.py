@@ -158,6 +158,8 @@ class _Scan:
                 if type(n.ctx) is not ast.Load:  # type: ignore[attr-defined]
                     self._bind(n.id, sc)  # type: ignore[attr-defined]
                     unit.bound.add(n.id)  # type: ignore[attr-defined]
+                    if sc == "class":  # a class attribute: `Axes.MODEL` reads it
+                        unit.attrs.add(n.id)  # type: ignore[attr-defined]
                 continue
             if t is ast.Attribute:
                 self._attribute(unit, n)  # type: ignore[arg-type]  # an ast.Attribute
@@ -189,6 +191,8 @@ class _Scan:
             unit.names.add(n.name)
             unit.bound.add(n.name)
             self._bind(n.name, sc)
+            if sc == "class":  # a method (or nested class): `obj.name` reads it
+                unit.attrs.add(n.name)
             inner = "class" if isinstance(n, ast.ClassDef) else "function"
             body = {id(s) for s in n.body}
             for child in ast.iter_child_nodes(n):

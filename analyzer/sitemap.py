@@ -13,14 +13,17 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+
 
 from .config import Config
 from .engine import _deep_or_not_analysed, _model
 from .events import ShardingSite
 from .jaxapi.sites import ONLY_NONE
 from .jaxapi.sites import is_device as _is_device
+from .positions import Positions
 from .project import Project
+from .sources import source_of
+from .syntax import child_nodes
 from .values import MeshVal
 
 NOT_REACHED = "not reached by the analyzer (code it does not evaluate)"
@@ -70,16 +73,19 @@ def sharding_sites(source: bytes | str, path: str = "<string>", config: Optional
 
 def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
                     project: Optional[Project]) -> List[Site]:
-    model = _model(source, path, config or Config(), project)
+    model = _model(source, path, config or Config(), project, relevant=True)
     analysed = {node for node, info in model.funcs.items() if info.events is not None}
     functions = _FunctionsOfCalls(analysed)
-    model.module.visit(functions)
+    functions.walk(model.module)
     if not model.events.sites and not functions.unreached_site_calls:
         return []
-    positions = MetadataWrapper(model.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    # the places of the sites only (a check's lazy positions: generating the whole
+    # module's, as PositionProvider does, cost more than the analysis of most files)
+    positions = Positions(model.module, source_of(model.module) or model.module.code,
+                          model.rows)
     # a helper imported from another module: its own sites are that module's (listed
     # there); here, what each call made in this file reaches
-    merged = _merge([s for s in model.events.sites if s.node in positions])
+    merged = _merge([s for s in model.events.sites if positions.get(s.node) is not None])
     reached = {key[0] for key in merged}
     for node, kind in functions.unreached_site_calls:
         if node not in reached:
@@ -90,7 +96,7 @@ def _sharding_sites(source: bytes | str, path: str, config: Optional[Config],
     assumed = _assumptions(model.events.sites)
     order: Dict[int, int] = {}  # as recorded: a rule table's leaves keep the table's order (first match wins)
     for (node, kind, leaf, via), (spec, mesh, reason, logical) in merged.items():
-        pos = positions[node]
+        pos = positions.get(node)
         out.append(Site(pos.start.line, pos.start.column + 1, functions.of.get(node, "<module>"),
                         kind, leaf, spec, logical, mesh, reason, via,
                         assumed.get((node, kind, leaf, via), ()) if spec is not None else ()))
@@ -191,41 +197,40 @@ def _is_none(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-class _FunctionsOfCalls(cst.CSTVisitor):
+class _FunctionsOfCalls:
     """The enclosing function (``Class.method``) of every call, and the calls that are
     sharding sites by their name in functions the interpreter never analysed (in an
-    analysed one, a call it did not record is not the JAX API: a local namesake)."""
+    analysed one, a call it did not record is not the JAX API: a local namesake). One
+    hand walk of the module (``syntax.child_nodes``): libcst's visitor took longer than
+    the analysis of the file."""
 
     def __init__(self, analysed: Set[cst.CSTNode]) -> None:
         self.analysed = analysed
-        self.stack: List[str] = []
-        self.scopes: List[cst.CSTNode] = []  # the enclosing functions and lambdas
         self.of: Dict[cst.CSTNode, str] = {}
         self.unreached_site_calls: List[Tuple[cst.CSTNode, str]] = []
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.stack.append(node.name.value)
+    def walk(self, module: cst.Module) -> None:
+        # (node, the names of its enclosing classes and functions, its innermost
+        # function or lambda)
+        todo: List[Tuple[cst.CSTNode, Tuple[str, ...], Optional[cst.CSTNode]]] = [(module, (), None)]
+        while todo:
+            node, names, scope = todo.pop()
+            t = type(node)
+            if t is cst.Call:
+                self._call(node, names, scope)  # type: ignore[arg-type]  # a Call
+            inner_names, inner_scope = names, scope
+            if t is cst.FunctionDef or t is cst.ClassDef:
+                inner_names = names + (node.name.value,)  # type: ignore[attr-defined]
+            if t is cst.FunctionDef or t is cst.Lambda:
+                inner_scope = node
+            # a definition's decorators count as its own (`@partial(shard_map, ...)`
+            # is shown as the function's site)
+            todo.extend((child, inner_names, inner_scope) for child in child_nodes(node))
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.stack.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.stack.append(node.name.value)
-        self.scopes.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.stack.pop()
-        self.scopes.pop()
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.scopes.append(node)
-
-    def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self.scopes.pop()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.of[node] = ".".join(self.stack) if self.stack else "<module>"
-        if not self.scopes or self.scopes[-1] in self.analysed:
+    def _call(self, node: cst.Call, names: Tuple[str, ...],
+              scope: Optional[cst.CSTNode]) -> None:
+        self.of[node] = ".".join(names) if names else "<module>"
+        if scope is None or scope in self.analysed:
             return  # the module body always runs; an analysed function's sites are recorded
         f = node.func
         name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""

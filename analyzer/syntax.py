@@ -84,6 +84,24 @@ def walk(root: cst.CSTNode, layout: bool = True,
                         push(x)
 
 
+def child_nodes(n: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes right inside ``n`` (no whitespace or comments), in no particular order:
+    ``walk``'s step, for a walk that keeps state per subtree."""
+    kinds = _KINDS[False]
+    for name in node_fields(type(n)):
+        v = getattr(n, name)
+        kind = kinds.get(type(v))
+        if kind is None:
+            kind = _kind(type(v), False)
+        if kind == 1:
+            yield v
+        elif kind == 2:
+            for x in v:
+                kind = kinds.get(type(x))
+                if kind == 1 or (kind is None and _kind(type(x), False) == 1):
+                    yield x
+
+
 def subtree(root: cst.CSTNode) -> List[cst.CSTNode]:
     """``root`` and every node inside it, in no particular order (``walk``)."""
     return list(walk(root))

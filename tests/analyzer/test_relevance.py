@@ -258,7 +258,7 @@ def test_what_python_rejects_in_a_blanked_statement_is_still_reported():
     assert _key(blanked) == _key(whole) and [f.code for f in whole] == ["SC001"]
 
 
-def test_a_computed_attribute_read_keeps_every_attribute_store():
+def test_a_computed_attribute_read_keeps_every_attribute_store_and_method():
     code = HEAD + textwrap.dedent("""
         class A:
             def set(self, v):
@@ -271,7 +271,8 @@ def test_a_computed_attribute_read_keeps_every_attribute_store():
             return jax.device_put(getattr(obj, name), P("x"))
         """)
     text = relevance.blanked(code)
-    assert "self.anything = v" in text and "return 3" not in text
+    # a method is an attribute too: getattr(obj, "other") reads it
+    assert "self.anything = v" in text and "return 3" in text
 
 
 def test_python_312_type_parameters_are_blanked_on_any_python():
@@ -360,3 +361,19 @@ def test_the_programs_are_many_and_most_are_blanked_somewhere():
 def test_every_example_program_has_the_same_findings_blanked(name, code):
     blanked, whole = _both(code, "example.py")
     assert _key(blanked) == _key(whole)
+
+
+def test_a_class_attribute_read_through_its_class_is_kept():
+    """``P(Axes.MODEL)``: the class body's ``MODEL = "model"`` is what the spec reads (it
+    was dropped, keeping only the class's first member: the spec was unknown)."""
+    code = HEAD + textwrap.dedent("""
+        class Axes:
+            BATCH = "data"
+            MODEL = "model"
+            UNUSED = "other"
+
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        s = NamedSharding(mesh, P(Axes.MODEL))
+        """)
+    text = relevance.blanked(code)
+    assert 'MODEL = "model"' in text and 'UNUSED = "other"' not in text

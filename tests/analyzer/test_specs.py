@@ -274,7 +274,7 @@ def test_sharding_calls_in_functions_never_analysed_are_listed_as_not_reached():
     f = module.body[2]
     for analysed, expected in (({f}, []), (set(), ["jit in_shardings", "with_sharding_constraint"])):
         visitor = _FunctionsOfCalls(analysed)
-        module.visit(visitor)
+        visitor.walk(module)
         assert [kind for _, kind in visitor.unreached_site_calls] == expected
         assert sorted(set(visitor.of.values())) == ["<module>", "f"]
 
