@@ -225,7 +225,9 @@ class _FunctionsOfCalls:
                 inner_scope = node
             # a definition's decorators count as its own (`@partial(shard_map, ...)`
             # is shown as the function's site)
-            todo.extend((child, inner_names, inner_scope) for child in child_nodes(node))
+            # pushed last to first: popped in source order (the order calls are listed)
+            todo.extend(reversed([(child, inner_names, inner_scope)
+                                  for child in child_nodes(node)]))
 
     def _call(self, node: cst.Call, names: Tuple[str, ...],
               scope: Optional[cst.CSTNode]) -> None:
