@@ -16,6 +16,7 @@ import libcst as cst
 
 from sharding_types import ShardingSyntaxError, ShardingType, mismatch_reasons, parse
 
+from .syntax import string_value
 from .values import ArrayVal
 
 
@@ -44,7 +45,7 @@ def annotation_text(ann: Optional[cst.BaseExpression], resolve) -> Optional[str]
         v = v.args[0].value
     if isinstance(v, cst.SimpleString):
         try:
-            s = v.evaluated_value
+            s = string_value(v)
         except Exception:
             return None
         return s if isinstance(s, str) else None

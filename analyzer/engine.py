@@ -21,7 +21,7 @@ from .config import Config
 from .deep import degrading_deep_statements, from_recursion
 from .ftypes import Finding, Pending
 from .meta_findings import internal_error, meta_finding, skipped, too_deep
-from .place_findings import call_chains, helper_specs, place
+from .place_findings import CallSites, helper_specs, place
 from .precheck import cleared, declared_words
 from .project import Project, module_name_for
 from .rule import RuleContext
@@ -84,8 +84,11 @@ def _findings(source: bytes | str, path: str, config: Config, project: Optional[
         words = declared_words(config)
         if cleared(text, path, project, module_name, words):
             return [], text  # no sharding API within reach: nothing for the rules (precheck)
-        kept = _relevant_text(text, path, config, project, module_name, words)
-        module = parse_source(text, path, kept[0] if kept is not None else None)
+        if project is not None and project.shares_parse(path):
+            kept, module = None, project.shared_parse(path, text)  # its importers' parse
+        else:
+            kept = _relevant_text(text, path, config, project, module_name, words)
+            module = parse_source(text, path, kept[0] if kept is not None else None)
     except SourceError as e:
         finding = meta_finding(SYNTAX_ERROR, e.msg, path, e.lineno or 1, e.offset or 1)
     except LibcstLimitation as e:
@@ -141,7 +144,7 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
         pending = scale_caused(pending, _run_rules(base, path, config, codes)[1], model)
     if pending:
         findings.extend(place(module, path, pending, model.raises_blocks, project,
-                              helper_specs(model), read, rows, call_chains(model)))
+                              helper_specs(model), read, rows, CallSites(model)))
     return findings
 
 

@@ -5,7 +5,7 @@ the related locations, fixes and the ``assertRaises`` blocks that expect them.""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -29,6 +29,9 @@ class _Places:
         self.own = Positions(module, read, rows) if read is not None else node_positions(module)
         self.path = path
         self.project = project
+        # which imported module holds a node (from the function that holds it), so that
+        # placing it looks through that module alone
+        self.module_of: Optional[Callable[[cst.CSTNode], Optional[str]]] = None
 
     def at(self, node: Optional[cst.CSTNode]) -> Optional[Tuple[str, CodeRange]]:
         if node is None:
@@ -36,7 +39,9 @@ class _Places:
         r = self.own.get(node)
         if r is not None:
             return self.path, r
-        hit = self.project.locate(node) if self.project is not None else None
+        if self.project is None:
+            return None
+        hit = self.project.locate(node, self.module_of(node) if self.module_of else None)
         if hit is None:
             return None
         # spelled as the checked file is: relative to the working directory, or absolute
@@ -59,25 +64,36 @@ _MAX_HOPS = 8  # calls followed back from a finding in another module to the che
 _SITES_NOTED = 3  # calls noted of one function, at most (all gave it the same values)
 
 
-def call_chains(model: "Interpreter") -> Callable[[cst.CSTNode, Callable[[cst.CSTNode], bool]], Notes]:
-    """For a node of a finding, the calls through which the checked file's analysis
-    reached the function that holds it: the function's call sites, then its caller's,
-    hop by hop, up to the first hop whose call is in the file analysed (``here``). The
-    values a finding inside depends on came through them: a function is analysed with
-    what every call of it passes alike."""
-    owners: dict = {}
+class CallSites:
+    """What the checked file's analysis knows of the functions it analysed: which one
+    holds a node, which module that is, and through which calls it got there."""
 
-    def owner_of(node: cst.CSTNode):
-        if not owners:  # the analysed function directly holding each node, on first use
-            for info in model.funcs.values():
+    def __init__(self, model: "Interpreter") -> None:
+        self.model = model
+        self._owners: Dict[int, Any] = {}
+
+    def owner_of(self, node: cst.CSTNode) -> Any:
+        """The analysed function (its ``FuncInfo``) directly holding ``node``."""
+        if not self._owners:  # on first use
+            for info in self.model.funcs.values():
                 if info.events is not None:
                     for n in _own_nodes(info.val.node):
-                        owners[id(n)] = info
-        return owners.get(id(node))
+                        self._owners[id(n)] = info
+        return self._owners.get(id(node))
 
-    def chain(node: cst.CSTNode, here: Callable[[cst.CSTNode], bool]) -> Notes:
+    def module_of(self, node: cst.CSTNode, project: Project) -> Optional[str]:
+        """The imported module that holds ``node``: the one its function was read in."""
+        info = self.owner_of(node)
+        return project.module_of_scope(info.val.scope) if info is not None else None
+
+    def chain(self, node: cst.CSTNode, here: Callable[[cst.CSTNode], bool]) -> Notes:
+        """The calls through which the analysis reached the function that holds
+        ``node``: the function's call sites, then its caller's, hop by hop, up to the
+        first hop whose call is in the file analysed (``here``). The values a finding
+        inside depends on came through them: a function is analysed with what every
+        call of it passes alike."""
         notes: Notes = []
-        info, seen = owner_of(node), set()
+        info, seen = self.owner_of(node), set()
         while info is not None and id(info) not in seen and len(notes) < _MAX_HOPS:
             seen.add(id(info))
             sites = [(caller, site) for caller, nodes in info.call_sites.items() for site in nodes]
@@ -90,30 +106,32 @@ def call_chains(model: "Interpreter") -> Callable[[cst.CSTNode, Callable[[cst.CS
             if here(sites[0][1]):
                 break  # the analysed file's own call: the user's line is found
             caller = sites[0][0]
-            info = model.funcs.get(caller) if caller != "module" else None
+            info = self.model.funcs.get(caller) if caller != "module" else None
         return notes
-    return chain
 
 
 def _own_nodes(function: cst.CSTNode):
-    """The nodes of ``function``'s body that no function nested in it holds."""
-    todo = list(function.children)
+    """The nodes of ``function``'s body that no function nested in it holds (a hand
+    walk: libcst's ``children`` rebuilds every node it visits)."""
+    from .syntax import child_nodes
+    todo = list(child_nodes(function))
     while todo:
         n = todo.pop()
         yield n
-        if not isinstance(n, (cst.FunctionDef, cst.Lambda)):
-            todo.extend(n.children)
+        if type(n) is not cst.FunctionDef and type(n) is not cst.Lambda:
+            todo.extend(child_nodes(n))
 
 
 def place(module: cst.Module, path: str, pending: List[Pending], raises_blocks: list,
           project: Optional[Project] = None, helper_specs: Optional[dict] = None,
           read: Optional[str] = None, rows: Optional[List[int]] = None,
-          chains: Optional[Callable[[cst.CSTNode, Callable[[cst.CSTNode], bool]], Notes]] = None
-          ) -> List[Finding]:
+          calls: Optional[CallSites] = None) -> List[Finding]:
     """Findings at their nodes' files and lines: a node in an imported module is
     reported there, once, not copied to this file, with the calls from this file that
-    reached it as notes (``chains``: see ``call_chains``)."""
+    reached it as notes (``CallSites.chain``)."""
     places = _Places(module, path, project, read, rows)
+    if calls is not None and project is not None:
+        places.module_of = lambda n: calls.module_of(n, project)
     helper_specs = helper_specs or {}
     ranges: List[Tuple[str, int, int]] = []
     for w in raises_blocks:
@@ -141,9 +159,9 @@ def place(module: cst.Module, path: str, pending: List[Pending], raises_blocks: 
                                    for f, a, b in ranges)
         related = []
         notes = list(p.related)
-        if chains is not None and where != path and p.node is not None:
+        if calls is not None and where != path and p.node is not None:
             # how this file's analysis got there
-            notes.extend(chains(p.node, lambda n: (places.at(n) or ("",))[0] == path))
+            notes.extend(calls.chain(p.node, lambda n: (places.at(n) or ("",))[0] == path))
         if p.node in helper_specs:
             notes.append((helper_specs[p.node], "the spec is built here, by the helper this "
                           "line calls"))

@@ -86,6 +86,11 @@ class Project:
         # of its nodes (in a function the checked file calls) is placed in its own file
         self.parsed: Dict[str, Tuple[str, cst.Module, str]] = {}
         self._positions: Dict[str, Any] = {}
+        # the files another project file imports (``workspace.ProjectFiles``), each parsed
+        # whole once for its own check and its importers' (None: not known)
+        self.imported_files: Optional[FrozenSet[str]] = None
+        self._env_modules: Dict[int, str] = {}  # id of a module's top-level Env -> its name
+        self._shared: Dict[str, Tuple[str, cst.Module]] = {}
 
     def add_file(self, path: str) -> None:
         if path.lower().endswith(".ipynb"):  # checked, never imported
@@ -220,14 +225,15 @@ class Project:
         try:
             from .config import Config
             from .engine import analyze
-            from .sources import decode_source, parse_source
+            from .sources import decode_source
             # as a checked file is read: never blocks on a FIFO, and what CPython rejects
             # (deep nesting that would crash libcst's parser) raises instead
             text = decode_source(self.read(path))
-            module = parse_source(text, path)
+            module = self.shared_parse(path, text)
             self.parsed[name] = (path, module, text)
             env = analyze(module, name, self.config or Config(), self, definitions_only=True,
                           path=path).env
+            self._env_modules[id(env)] = name
         except Exception:
             env = None
         finally:
@@ -237,6 +243,22 @@ class Project:
             self.absent = outer_absent | self.absent
         self._envs[name] = env
         return env
+
+    def shares_parse(self, path: str) -> bool:
+        """Whether ``path``'s check parses it whole, as its importers do (``shared_parse``)."""
+        return self.imported_files is not None and os.path.abspath(path) in self.imported_files
+
+    def shared_parse(self, path: str, text: str) -> cst.Module:
+        """``text`` (``path``'s) parsed whole, once per process for this text: a module
+        one file checks and others import is parsed once, in whichever order they come."""
+        key = os.path.abspath(path)
+        hit = self._shared.get(key)
+        if hit is not None and hit[0] == text:
+            return hit[1]
+        from .sources import parse_source
+        module = parse_source(text, path)
+        self._shared[key] = (text, module)
+        return module
 
     def read(self, path: str) -> bytes:
         """The bytes of a project file the check reads (``sources.read_source``), their
@@ -281,13 +303,28 @@ class Project:
         finally:
             self._resolving.discard(key)
 
-    def locate(self, node: cst.CSTNode) -> Optional[Tuple[str, Any, str]]:
+    def module_of_scope(self, scope: Any) -> Optional[str]:
+        """The project module whose top level ``scope`` (an interpreter ``Env``) is, or
+        encloses: where a function defined there was read."""
+        while scope is not None:
+            name = self._env_modules.get(id(scope))
+            if name is not None:
+                return name
+            scope = getattr(scope, "parent", None)
+        return None
+
+    def locate(self, node: cst.CSTNode, module: Optional[str] = None
+               ) -> Optional[Tuple[str, Any, str]]:
         """The file, position and source text of a node of a module read through an
-        import (None when no read module holds it)."""
-        for name, (path, module, text) in list(self.parsed.items()):
+        import (None when no read module holds it). ``module``: the one that holds it,
+        when the caller knows (``module_of_scope``): the others are not looked through,
+        each a walk of its whole tree the first time."""
+        modules = [module] if module in self.parsed else list(self.parsed)
+        for name in modules:
+            path, module_, text = self.parsed[name]
             positions = self._positions.get(name)
             if positions is None:
-                positions = Positions(module, text)  # parsed whole: the text read
+                positions = Positions(module_, text)  # parsed whole: the text read
                 self._positions[name] = positions
             r = positions.get(node)
             if r is not None:

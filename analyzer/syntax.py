@@ -84,6 +84,18 @@ def walk(root: cst.CSTNode, layout: bool = True,
                         push(x)
 
 
+def string_value(node: cst.SimpleString) -> object:
+    """``node.evaluated_value``, without its cost where the literal has no prefix and no
+    escape (almost every string in sharding code: ``"data"``): libcst evaluates each with
+    ``ast.literal_eval``, a parse and a compile of its own (a fifth of a check's time
+    on real code)."""
+    v = node.value
+    if "\\" not in v and v[:1] in ("'", '"'):
+        q = 3 if v[:3] in ('"""', "'''") else 1
+        return v[q:-q]
+    return node.evaluated_value
+
+
 def child_nodes(n: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes right inside ``n`` (no whitespace or comments), in no particular order:
     ``walk``'s step, for a walk that keeps state per subtree."""

@@ -18,7 +18,9 @@ runs the analyses (cached, in budgeted workers) and hands their findings to
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, Iterable, List, Mapping, MutableMapping, Optional, Sequence, Set, Tuple
+from dataclasses import dataclass
+from typing import (Callable, Dict, FrozenSet, Iterable, List, Mapping, MutableMapping, Optional,
+                    Sequence, Set, Tuple)
 
 from .config import Config
 from .ftypes import Finding
@@ -31,6 +33,23 @@ from .sources import SourceError, Unreadable, decode_source, read_source
 # runs (the cache directory does), so a warm run reads no file to find the importers of
 # another; the names are resolved to files afresh each run (a module may have appeared).
 ImportsMemo = MutableMapping[str, Tuple[int, int, str, Tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
+class ProjectFiles:
+    """The project's files as an analysis takes them (iterating gives the paths), and
+    which of them another project file imports: such a file is parsed whole once, for
+    its own check and for its importers' (``Project.shared_parse``), not once reduced to
+    what its own findings need (``relevance``) and once whole."""
+
+    paths: Tuple[str, ...]
+    imported: FrozenSet[str] = frozenset()
+
+    def __iter__(self):
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
 
 
 class Workspace:
@@ -95,14 +114,24 @@ class Workspace:
         self._memo[path] = (st.st_size, st.st_mtime_ns, module, names)
         return names
 
-    def importers(self, paths: Iterable[str]) -> List[str]:
-        """The project files that import one of ``paths``, directly or through other
-        project modules (not ``paths`` themselves), in the project's order."""
+    def _graph(self) -> Dict[str, Set[str]]:
+        """File -> the project files that import it."""
         if self._importers is None:
             self._importers = {}
             for f in self.files:
                 for target in self.imports_of(f):
                     self._importers.setdefault(target, set()).add(f)
+        return self._importers
+
+    def project_files(self) -> ProjectFiles:
+        """The files, with those another imports (``ProjectFiles``)."""
+        return ProjectFiles(tuple(self.files), frozenset(self._graph()))
+
+    def importers(self, paths: Iterable[str]) -> List[str]:
+        """The project files that import one of ``paths``, directly or through other
+        project modules (not ``paths`` themselves), in the project's order."""
+        self._graph()
+        assert self._importers is not None
         start = {os.path.abspath(p) for p in paths}
         seen: Set[str] = set()
         todo = list(start)

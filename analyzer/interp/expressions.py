@@ -15,7 +15,7 @@ from ..jaxapi.specs import spec_concat, spec_items
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
                       ShardingVal, SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join,
                       merge_item)
-from ..syntax import dotted, none_test
+from ..syntax import dotted, none_test, string_value
 from ..values import ClassVal, InstanceVal, PartialVal
 from .base import InterpreterBase
 from .objects import instance_attribute
@@ -101,7 +101,7 @@ class ExpressionsMixin(InterpreterBase):
             if isinstance(e, cst.Float):
                 return Const(float(e.value.replace("_", "")))
             if isinstance(e, cst.SimpleString):
-                s = e.evaluated_value
+                s = string_value(e)
                 return Const(s) if isinstance(s, str) else UNKNOWN
         except Exception:  # a literal Python itself would reject, or one too large
             return UNKNOWN

@@ -87,6 +87,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.assumed: List[str] = []
         self.helper_origins: Dict[cst.CSTNode, cst.CSTNode] = {}  # call -> line in the helper
         self.calling: Optional[cst.CSTNode] = None  # the call expression being evaluated
+        # the row in the file of each line of what was parsed, when relevance left lines
+        # out (set by engine._model for the map); None: parsed whole
+        self.rows: Optional[List[int]] = None
         self.events = Events()
 
     # -- driver -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from shardcheck.analyzer.dependencies import Dependencies
 
@@ -46,10 +46,12 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
     from shardcheck.analyzer.workspace import Workspace, restrict
     cache = Cache(cache_dir, config.fingerprint()) if cache_dir else None
     memo = cache.imports_memo() if cache is not None else None
-    every = list(dict.fromkeys(list(project_files or ()) + list(files)))
+    every: Iterable[str] = list(dict.fromkeys(list(project_files or ()) + list(files)))
     analysed = list(files)
     if project_files is not None:
-        analysed += Workspace(config, every, memo).importers(files)
+        workspace = Workspace(config, every, memo)
+        analysed += workspace.importers(files)
+        every = workspace.project_files()  # a module others import is parsed once
     results: dict = {}
     todo: List[Tuple[str, Optional[bytes]]] = []  # a miss keeps the bytes read for its hash
     cached = 0
@@ -95,7 +97,7 @@ _LIGHT_BYTES = 1 << 20
 
 
 def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
-                      files: List[str]):
+                      files: Iterable[str]):
     """(the results of the files the precheck clears, the files left to analyse).
 
     A Python file that compiles, spells no sharding API and imports none within reach
@@ -141,7 +143,7 @@ def _without_analysis(todo: List[Tuple[str, Optional[bytes]]], config: Config,
     return done, rest
 
 
-def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[str],
+def _check(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: Iterable[str],
            jobs: Optional[int]) -> List[Tuple[str, List[Finding], Optional[str], Dependencies]]:
     """(path, findings, content digest or None, what the findings depend on) of each file of
     ``todo``: in supervised workers, a process pool, or this process."""

@@ -25,7 +25,7 @@ import tokenize
 from concurrent.futures import Future
 from dataclasses import dataclass
 from multiprocessing.connection import wait
-from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, List, Optional, Tuple, Union
 
 from shardcheck.analyzer.dependencies import Dependencies, content_hash
 from shardcheck.analyzer.config import Config
@@ -58,13 +58,13 @@ def tuned_collector():
         gc.set_threshold(*saved)
 
 
-def init_pool_worker(config: Config, files: List[str]) -> None:
+def init_pool_worker(config: Config, files: Iterable[str]) -> None:
     """A pool worker's set-up: ``init_worker``, under ``GC_THRESHOLD`` for its life."""
     gc.set_threshold(*GC_THRESHOLD)
     init_worker(config, files)
 
 
-def init_worker(config: Config, files: List[str]) -> None:
+def init_worker(config: Config, files: Iterable[str]) -> None:
     """One Project per process, so modules imported by many files are read once. The
     analysis modules are imported now, not inside the first file's time budget."""
     from shardcheck.analyzer.interp import model  # noqa: F401  # imported lazily by the engine
@@ -74,6 +74,7 @@ def init_worker(config: Config, files: List[str]) -> None:
     for f in files:
         if os.path.isfile(f):  # a FIFO or a dangling link is reported, never imported
             project.add_file(f)
+    project.imported_files = getattr(files, "imported", None)  # workspace.ProjectFiles
     _state["config"] = config
     _state["project"] = project
 
@@ -135,7 +136,7 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _worker_main(conn, config: Config, files: List[str], memory: int) -> None:
+def _worker_main(conn, config: Config, files: Iterable[str], memory: int) -> None:
     _die_with_parent()
     init_pool_worker(config, files)
     _serve(conn, _check_task, lambda task: memory)
@@ -246,7 +247,7 @@ class WorkersFailed(Exception):
     """Worker processes cannot start here; the caller checks in-process instead."""
 
 
-def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: List[str],
+def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: Iterable[str],
                    jobs: int, method: str) -> Iterator[Result]:
     """Each file of ``todo`` (a path, and its bytes if read already) checked in a worker,
     under the config's budgets."""
