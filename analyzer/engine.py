@@ -211,23 +211,24 @@ def analyze(module: cst.Module, module_name: str, config: Config,
     ``path``: the module's file, where ``shardcheck specs`` looks for its Python config.
     ``explain``: say why each unknown sharding site is unknown (the map's ``reason``;
     nothing else reads it, and ``check`` does without: its walks cost up to a tenth)."""
+    from . import jaxapi  # noqa: F401  (registers what each API means: the interpreter asks)
     from .compat import profile_for
-    from .interp.model import Interpreter
-    it = Interpreter(module, module_name, project, config.mesh_values(),
-                     config.default_mesh_value(), definitions_only=definitions_only,
-                     scale_mesh=config.scale_mesh_value(), profile=profile_for(config.jax_version))
-    it.logical_config = config.logical  # read by jaxapi/logical.py
-    it.assume_defaults = config.assume_defaults  # shardcheck specs (interp/objects.py)
-    it.explain_sites = explain
+    from .interp.model import Interpreter, Options
+    logical, python_config = config.logical, None
     if config.assume_defaults and path is not None:  # shardcheck specs (analyzer/pyconfig.py)
         from .pyconfig import find_for
         found = find_for(path, config.root)
         if found is not None:
             if project is not None:
                 project.used.add(found)  # a cached result goes stale when the config changes
-            it.python_config = (found, os.path.relpath(found, config.root)
-                                if config.root else found)
-            it.logical_config = _with_python_config_rules(config, *it.python_config)
+            python_config = (found, os.path.relpath(found, config.root) if config.root else found)
+            logical = _with_python_config_rules(config, *python_config)
+    it = Interpreter(module, project, Options(
+        module_name=module_name, config_meshes=config.mesh_values(),
+        default_mesh=config.default_mesh_value(), scale_mesh=config.scale_mesh_value(),
+        definitions_only=definitions_only, profile=profile_for(config.jax_version),
+        logical_config=logical, assume_defaults=config.assume_defaults, explain_sites=explain,
+        python_config=python_config))
     if trace is not None:
         trace(it)
     return it.build()

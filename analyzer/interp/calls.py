@@ -10,12 +10,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import libcst as cst
 
 from ..events import UNKNOWN_CTX, CallFact, MeshCtx
-from ..jaxapi.provenance import built_by_helper
-from ..jaxapi.registry import ApiCall, callee_handler, get_hook, handler_for, method_handler
-from ..jaxapi.specs import spec_items
+from ..provenance import built_by_helper
+from ..api import ApiCall, as_sequence, callee_handler, get_hook, handler_for, method_handler
 from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
-                      LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, SpecVal, TupleVal,
+                      LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal,
                       Value, join, merge_item)
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
@@ -114,8 +113,8 @@ class CallsMixin(InterpreterBase):
     def _call_value(self, callee: Value, e: cst.Call, args: List[Arg], env: Env,
                     ctx: MeshCtx) -> Value:
         if self.logical_config is not None and self.logical_config.wrappers:
-            from ..jaxapi.logical import wrapper_call  # a declared logical-constraint helper
-            wrapped = wrapper_call(self, callee, e, args, env, ctx)
+            # a helper the config declares a wrapper of a library API
+            wrapped = get_hook("wrapped_call")(self, callee, e, args, env, ctx)
             if wrapped is not None:
                 return wrapped
         if isinstance(callee, QualName):
@@ -386,9 +385,7 @@ def _sequence(kind: str, call: CallArgs) -> Value:
     entries); anything else is unknown."""
     if call.starred or call.kw or len(call.pos) != 1:
         return UNKNOWN
-    v = call.pos[0]
-    if isinstance(v, SpecVal):
-        v = spec_items(v)
+    v = as_sequence(call.pos[0])
     return TupleVal(v.items, kind == "list") if isinstance(v, TupleVal) else UNKNOWN
 
 

@@ -10,8 +10,7 @@ import libcst as cst
 
 from .. import transfer as tr
 from ..events import MeshCtx
-from ..jaxapi.registry import attribute_handler, get_hook
-from ..jaxapi.specs import spec_concat, spec_items
+from ..api import as_sequence, attribute_handler, get_hook
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
                       ShardingVal, SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join,
                       merge_item)
@@ -255,9 +254,7 @@ class ExpressionsMixin(InterpreterBase):
         return handler(self, base, attr, e, ctx) if handler is not None else UNKNOWN
 
     def subscript(self, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
-        base = self.ev(e.value, env, ctx)
-        if isinstance(base, SpecVal):
-            base = spec_items(base)  # spec[0], spec[:-1]: its entries, as a tuple
+        base = as_sequence(self.ev(e.value, env, ctx))  # spec[0], spec[:-1]: a tuple
         if isinstance(base, ArrayVal):
             return get_hook("index")(self, base, e, env, ctx)
         if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
@@ -293,8 +290,9 @@ class ExpressionsMixin(InterpreterBase):
         n = const_int(b)
         if isinstance(a, TupleVal) and op == "Multiply" and n is not None and 0 <= n < _MAX_REPEAT:
             return TupleVal(a.items * n, a.is_list)
-        if op == "Add" and (isinstance(a, SpecVal) or isinstance(b, SpecVal)):
-            return spec_concat(a, b, node)
+        library = get_hook("value_binop")(op, a, b, node)  # `P(...) + (None,)`
+        if library is not None:
+            return library
         if isinstance(a, TupleVal) and isinstance(b, TupleVal) and op == "Add":
             return TupleVal(a.items + b.items, a.is_list)
         if isinstance(a, ArrayVal) or isinstance(b, ArrayVal):
@@ -303,8 +301,7 @@ class ExpressionsMixin(InterpreterBase):
 
     def iter_items(self, v: Value) -> Optional[List[Value]]:
         """The items a loop over ``v`` sees, when few and known."""
-        if isinstance(v, SpecVal):  # a PartitionSpec iterates over its entries
-            v = spec_items(v)
+        v = as_sequence(v)  # a PartitionSpec iterates over its entries
         if isinstance(v, TupleVal) and len(v.items) <= _MAX_UNROLL:
             return list(v.items)
         if isinstance(v, DictVal) and 0 < len(v.items) <= _MAX_UNROLL:

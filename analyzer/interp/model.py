@@ -12,13 +12,12 @@ API means lives in ``analyzer.jaxapi``, one module per API family, found by name
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
 from .. import compat
-from .. import jaxapi  # noqa: F401  (registers what each JAX API means)
 from ..compat import JaxProfile
 from ..events import NO_MESH, UNKNOWN_CTX, FactAt, MeshCtx, ShardMapCall
 from ..transfer import Conflict
@@ -29,29 +28,49 @@ from .state import Env, Events, FuncInfo
 from .statements import StatementsMixin
 
 
-class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
-    """Resolve one module and record events. ``build()`` runs the analysis once.
+@dataclass(frozen=True)
+class Options:
+    """How a module is analysed, fixed before the analysis starts (``engine.analyze``
+    makes them from the config).
 
     ``scale_mesh`` (``check/confirm --mesh``): every mesh the source makes becomes this
     one (its axes and sizes; an axis the source also names keeps the source's type).
     ``definitions_only``: evaluate the module's top level only (an imported module).
     ``profile``: the JAX version profile (``analyzer.compat``) whose API semantics apply.
-    """
+    ``logical_config``: ``[tool.shardcheck.logical]`` (``logical_config.LogicalConfig``).
+    ``assume_defaults``: config objects' fields read as their declared defaults, and why
+    each unknown site is unknown explained (``explain_sites``): ``shardcheck specs``.
+    ``python_config``: the script's Python config (its file, as shown), for the map."""
 
-    def __init__(self, module: cst.Module, module_name: str = "", project: Any = None,
-                 config_meshes: Optional[Dict[Tuple[str, ...], MeshVal]] = None,
-                 default_mesh: Optional[MeshVal] = None,
-                 definitions_only: bool = False, scale_mesh: Optional[MeshVal] = None,
-                 profile: Optional[JaxProfile] = None):
+    module_name: str = ""
+    config_meshes: Mapping[Tuple[str, ...], MeshVal] = field(default_factory=dict)
+    default_mesh: Optional[MeshVal] = None
+    scale_mesh: Optional[MeshVal] = None
+    definitions_only: bool = False
+    profile: Optional[JaxProfile] = None
+    logical_config: Any = None
+    assume_defaults: bool = False
+    explain_sites: bool = True
+    python_config: Optional[Tuple[str, str]] = None
+
+
+class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
+    """Resolve one module and record events. ``build()`` runs the analysis once; its
+    options (``Options``) do not change once it is made."""
+
+    def __init__(self, module: cst.Module, project: Any = None,
+                 options: Optional[Options] = None):
+        o = options or Options()
+        self.options = o
         self.module = module
-        self.profile = profile or compat.DEFAULT  # the JAX version whose semantics apply
-        self.module_name = module_name
+        self.profile = o.profile or compat.DEFAULT  # the JAX version whose semantics apply
+        self.module_name = o.module_name
         self.project = project
-        self.config_meshes = config_meshes or {}
-        self.default_mesh = default_mesh
-        self.scale_mesh = scale_mesh
-        self.logical_config: Any = None  # [tool.shardcheck.logical], set by engine.analyze
-        self.definitions_only = definitions_only
+        self.config_meshes = dict(o.config_meshes)
+        self.default_mesh = o.default_mesh
+        self.scale_mesh = o.scale_mesh
+        self.logical_config: Any = o.logical_config
+        self.definitions_only = o.definitions_only
         self.env = Env()
         self.funcs: Dict[cst.CSTNode, FuncInfo] = {}
         # caller node -> the functions it has recorded calls of (id -> info): what an
@@ -77,13 +96,11 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.site_spec_uses: List[Any] = []
         self.helper_nodes: Dict[cst.CSTNode, frozenset] = {}  # calls._descendants' cache
         self.rule_params: Dict[cst.CSTNode, Optional[int]] = {}  # rule_trees.rules_parameter
-        self.assume_defaults = False  # set by engine.analyze for shardcheck specs
-        # why a site's spec is unknown (jaxapi/sites.py): read by the map only; check
-        # turns it off (set by engine.analyze)
-        self.explain_sites = True
+        self.assume_defaults = o.assume_defaults  # see Options
+        self.explain_sites = o.explain_sites  # see Options
         # check: each class body's scope (by id) -> (its ClassDef, the scope, its bases)
         self.class_bodies: Dict[int, Tuple[cst.ClassDef, Env, tuple]] = {}
-        self.python_config: Optional[Tuple[str, str]] = None  # set by engine.analyze
+        self.python_config: Optional[Tuple[str, str]] = o.python_config  # see Options
         self.assumed: List[str] = []
         self.helper_origins: Dict[cst.CSTNode, cst.CSTNode] = {}  # call -> line in the helper
         self.calling: Optional[cst.CSTNode] = None  # the call expression being evaluated

@@ -7,11 +7,9 @@ from typing import Any, List, Optional, Union
 import libcst as cst
 
 from ..events import MeshCtx, TypeRecord
-from ..jaxapi.registry import get_hook
-from ..jaxapi.specs import spec_items
+from ..api import as_sequence, get_hook
 from ..project import relative_base
-from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName, SpecVal,
-                      TupleVal, Value)
+from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName, TupleVal, Value)
 from ..syntax import dotted, walk
 from ..values import InstanceVal
 from .base import InterpreterBase
@@ -309,8 +307,7 @@ class StatementsMixin(InterpreterBase):
                                                 mesh.names if mesh is not None else None))
         elif isinstance(target, (cst.Tuple, cst.List)):
             elems = target.elements
-            if isinstance(v, SpecVal):  # `b, t, d = spec`: a PartitionSpec is a tuple
-                v = spec_items(v)
+            v = as_sequence(v)  # `b, t, d = spec`: a PartitionSpec is a tuple
             starred = any(isinstance(e, cst.StarredElement) for e in elems)
             items = v.items if isinstance(v, TupleVal) and not starred and len(v.items) == len(elems) else None
             if isinstance(v, ArrayVal) and not starred and v.shape and v.shape[0] == len(elems):

@@ -16,4 +16,4 @@ from . import shard_map as shard_map
 from . import sites as sites  # after the handlers: it observes their calls
 from . import specs as specs
 from . import transforms as transforms
-from .registry import modelled_names as modelled_names
+from ..api import modelled_names as modelled_names

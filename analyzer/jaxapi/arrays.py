@@ -25,7 +25,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, JitVal, PartialVal, Qua
 from .constructors import resolve_reshape, unmodelled
 from .mesh import check_meshes
 from .placement import check_out_sharding
-from .registry import ApiCall, attribute_of, hook, method_of, models, models_prefix
+from ..api import ApiCall, attribute_of, hook, method_of, models, models_prefix
 from .specs import out_sharding_fn
 
 if TYPE_CHECKING:

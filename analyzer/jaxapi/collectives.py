@@ -11,8 +11,8 @@ from .. import transfer as tr
 from ..events import CollectiveCall
 from ..facts import InvariantReduction, VaryingGather
 from ..values import UNKNOWN, ArrayVal, Const, Value, const_str, str_tuple, varying_of
-from .provenance import Origin, leaves, note, origin_of
-from .registry import ApiCall, models
+from ..provenance import Origin, leaves, note, origin_of
+from ..api import ApiCall, models
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter

@@ -14,7 +14,7 @@ from ..events import SpecUse
 from ..values import (UNKNOWN, ArrayVal, Const, QualName, ShardingVal, TupleVal, Unknown,
                       Value, const_int, int_tuple, union_varying)
 from .placement import check_out_sharding
-from .registry import ApiCall, method_of, models, models_prefix
+from ..api import ApiCall, method_of, models, models_prefix
 from .specs import out_sharding_fn, spec_and_mesh, spec_dims
 
 if TYPE_CHECKING:

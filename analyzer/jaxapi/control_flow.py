@@ -19,7 +19,7 @@ from ..facts import ControlFlowTypeMismatch
 from ..interp.state import Arg
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal,
                       TupleVal, Value, const_int, join, varying_of)
-from .registry import ApiCall, models
+from ..api import ApiCall, models
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 import libcst as cst
 
 from ..values import UNKNOWN, RuleTreeVal, Value
-from .registry import ApiCall, models
+from ..api import ApiCall, models
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter

@@ -21,7 +21,7 @@ from ..events import MeshCtx, SpecUse
 from ..facts import Fact
 from ..values import (UNKNOWN, ArrayVal, Const, LogicalInit, MeshVal, QualName, ShardingVal,
                       SpecVal, TupleVal, Value, int_tuple, str_keyed_pairs)
-from .registry import ApiCall, hook, models
+from ..api import ApiCall, hook, models
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter
@@ -366,6 +366,7 @@ def _nnx_site(it: "Interpreter", c: ApiCall, sharding: Value, node: cst.CSTNode,
                                        from_context=mesh is None))
 
 
+@hook("wrapped_call")
 def wrapper_call(it: Any, callee: Value, e: cst.Call, args: list, env: Any,
                  ctx: MeshCtx) -> Optional[Value]:
     """A call of a helper ``[tool.shardcheck.logical] wrappers`` declares (``it``: the

@@ -19,7 +19,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, Tupl
                       int_tuple, str_tuple)
 from .devices import device_setup
 from .logical import enter_rules
-from .registry import ApiCall, attribute_of, hook, models
+from ..api import ApiCall, attribute_of, hook, models
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter

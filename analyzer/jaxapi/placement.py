@@ -15,7 +15,7 @@ from ..events import AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
 from ..facts import ConstraintAxisNotAuto, ConstraintConflict, MeshConflict
 from ..values import (UNKNOWN, ArrayVal, DictVal, MeshVal, ShardingVal, SpecChoice, SpecVal,
                       TupleVal, Value, meshes_differ)
-from .registry import ApiCall, models
+from ..api import ApiCall, models
 from .specs import spec_and_mesh, spec_dims
 
 if TYPE_CHECKING:

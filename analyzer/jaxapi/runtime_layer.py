@@ -14,7 +14,7 @@ from ..events import MeshCtx
 from ..facts import AnnotationConflict
 from ..interp.state import Arg, Env
 from ..values import UNKNOWN, ArrayVal, FuncVal, JitVal, QualName, Unknown, Value, const_str
-from .registry import ApiCall, hook, models
+from ..api import ApiCall, hook, models
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter

@@ -18,7 +18,7 @@ from ..syntax import keyword_argument
 from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, PartialVal, ShardMapVal,
                       SpecVal, TupleVal, Value, str_tuple)
 from .closures import check_closures
-from .registry import ApiCall, calls, hook, models
+from ..api import ApiCall, calls, hook, models
 from .specs import spec_leaves
 
 if TYPE_CHECKING:

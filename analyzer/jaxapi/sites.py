@@ -31,7 +31,7 @@ from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, RuleTreeVal, Sh
                       SpecVal, TupleVal, Value)
 from ..syntax import subtree, target_names
 from .literals import literal_item
-from .registry import ApiCall, attribute_of, observes
+from ..api import ApiCall, attribute_of, observes
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter

@@ -11,7 +11,7 @@ from . import names as api
 from ..events import MeshCtx, SpecUse
 from ..values import (UNKNOWN, Const, DictVal, MeshVal, QualName, ShardingVal, SpecChoice,
                       SpecVal, TupleVal, Value, const_str, str_tuple)
-from .registry import ApiCall, attribute_of, models, models_prefix
+from ..api import ApiCall, attribute_of, hook, models, models_prefix
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -102,6 +102,21 @@ def spec_entry(v: Value) -> Any:
 def _plain(spec: Value) -> bool:
     return isinstance(spec, SpecVal) and spec.complete and not spec.unreduced \
         and not spec.reduced
+
+
+@hook("sequence")
+def spec_sequence(v: Value) -> Optional[Value]:
+    """A PartitionSpec seen as the tuple it is (``spec[0]``, ``b, d = spec``, a loop over
+    it, ``tuple(spec)``); None for any other value."""
+    return spec_items(v) if isinstance(v, SpecVal) else None
+
+
+@hook("value_binop")
+def spec_operator(op: str, a: Value, b: Value, node: cst.CSTNode) -> Optional[Value]:
+    """``P(...) + (...)`` and its mirror (``spec_concat``); None for any other operator."""
+    if op == "Add" and (isinstance(a, SpecVal) or isinstance(b, SpecVal)):
+        return spec_concat(a, b, node)
+    return None
 
 
 def spec_items(spec: SpecVal) -> Value:

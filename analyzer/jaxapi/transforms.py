@@ -17,8 +17,8 @@ from ..interp.state import Arg, Env, GradVal, ShardMapFactory
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal,
                       QualName, ShardingVal, SpecVal, TupleVal, Value, const_int, const_str)
 from .control_flow import CONTROL_FLOW
-from .provenance import Origin, leaves, note
-from .registry import ApiCall, calls, hook, models
+from ..provenance import Origin, leaves, note
+from ..api import ApiCall, calls, hook, models
 
 if TYPE_CHECKING:
     from ..interp.model import Interpreter

@@ -7,6 +7,7 @@ equal what `jax.typeof` reports inside the running body (JAX 0.10.2, 8 CPU devic
 import libcst as cst
 import pytest
 
+import shardcheck.analyzer.jaxapi  # noqa: F401  (what each API means: the interpreter asks it)
 from shardcheck.analyzer.interp.model import Interpreter
 from shardcheck.analyzer.values import ArrayVal
 

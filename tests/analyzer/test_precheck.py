@@ -121,8 +121,8 @@ NEUTRAL_FAMILIES = {"arrays", "constructors", "transforms", "jit", "control_flow
 
 
 def _modelled():
-    from shardcheck.analyzer.interp import model  # noqa: F401  # registers the handlers
-    from shardcheck.analyzer.jaxapi import registry
+    from shardcheck.analyzer import api, jaxapi  # noqa: F401  # jaxapi registers the handlers
+    registry = api
     entries = [(n, f) for n, f in registry._BY_NAME.items()] + list(registry._BY_PREFIX)
     return [(name, fn.__module__.rsplit(".", 1)[-1]) for name, fn in entries]
 

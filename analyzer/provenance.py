@@ -15,8 +15,8 @@ from typing import Iterator, Optional, Set, Tuple
 
 import libcst as cst
 
-from ..syntax import subtree
-from ..values import ArrayVal, DictVal, ShardingVal, SpecVal, TupleVal, Value
+from .syntax import subtree
+from .values import ArrayVal, DictVal, ShardingVal, SpecVal, TupleVal, Value
 
 
 @dataclass(frozen=True)

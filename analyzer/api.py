@@ -8,13 +8,15 @@ being called, read or indexed. Adding an API is one handler in one module.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Type
 
 import libcst as cst
 
-from ..events import MeshCtx
-from ..interp.state import CallArgs, Env
-from ..values import Value
+from .events import MeshCtx
+from .values import UNKNOWN, Const, TupleVal, Value
+
+if TYPE_CHECKING:
+    from .interp.state import CallArgs, Env
 
 @dataclass(frozen=True, eq=False)
 class ApiCall:
@@ -106,6 +108,12 @@ HOOK_NAMES = (
     "parameter",    # (it, annotation, value, bindings, env, ctx) -> a parameter's value
     "passed",       # (it, shard_map value, node, ctx) -> None: passed to a function
     "module_param",  # (it, call node, args, ctx) -> None: Linen's self.param(name, boxed init, ...)
+    "sequence",     # (value) -> a TupleVal, or None: a library value Python sees as a tuple
+    #                 (a PartitionSpec: its entries), for indexing, unpacking and loops
+    "value_binop",  # (op, a, b, node) -> a value, or None: an operator on such a value
+    #                 (`P(...) + (None,)`)
+    "wrapped_call",  # (it, callee, call node, args, env, ctx) -> a value, or None: a call of
+    #                  a helper the config declares a wrapper of a library API
 )
 
 
@@ -122,6 +130,16 @@ def hook(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 def get_hook(name: str) -> Callable[..., Any]:
     return _HOOKS[name]
+
+
+def as_sequence(v: Value) -> Value:
+    """``v`` as Python sees it where it wants a sequence (indexing, unpacking, a loop,
+    ``tuple(v)``): a library value that is one (a PartitionSpec) as the tuple it is
+    (the "sequence" hook); anything else as it is."""
+    if isinstance(v, (TupleVal, Const)) or v is UNKNOWN:
+        return v
+    seq = _HOOKS["sequence"](v)
+    return seq if seq is not None else v
 
 
 # Observers see a call after its handler has given it meaning (the sharding-site map
