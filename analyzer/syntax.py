@@ -159,3 +159,15 @@ def target_names(t: cst.CSTNode) -> List[cst.Name]:
     if isinstance(t, (cst.Tuple, cst.List)):
         return [n for el in t.elements for n in target_names(el.value)]
     return []
+
+
+def compound_blocks(stmt: cst.BaseCompoundStatement) -> List[cst.CSTNode]:
+    """The bodies a compound statement runs (an if's elif/else, a try's handlers...)."""
+    out: List[cst.CSTNode] = [stmt.body] if hasattr(stmt, "body") else []  # not a match
+    for name in ("orelse", "finalbody"):
+        part = getattr(stmt, name, None)
+        if part is not None:
+            out.append(part if isinstance(part, cst.If) else part.body)
+    out.extend(h.body for h in getattr(stmt, "handlers", ()))
+    out.extend(c.body for c in getattr(stmt, "cases", ()))
+    return out

@@ -93,7 +93,7 @@ class MeshVal(PartialMesh, Value):
     unknown) plus where it was made. Two MeshVals are equal only when they are the same
     mesh value (identity), as the analyzer compares meshes by where they come from."""
 
-    node: Optional[cst.CSTNode] = field(default=None, compare=False)
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, repr=False)
     origin: str = ""  # "make_mesh", "Mesh", "AbstractMesh", "config:<name>"
 
     __eq__ = object.__eq__
@@ -124,7 +124,7 @@ class SpecVal(Value):
     entries: Tuple[Any, ...]
     unreduced: Tuple[Optional[str], ...] = ()
     reduced: Tuple[Optional[str], ...] = ()
-    node: Optional[cst.CSTNode] = field(default=None, compare=False)
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, repr=False)
     complete: bool = True  # False when *args or other unknown parts were spliced in
     # a spec a helper function built: ``node`` is then the helper's call (where the
     # arguments that decide the spec are written) and this the P(...) inside the helper
@@ -149,7 +149,7 @@ class SpecChoice(Value):
     stays unknown); the mesh checks run on every option, reported at the option."""
 
     options: Tuple[SpecVal, ...]
-    node: Optional[cst.CSTNode] = field(default=None, compare=False)
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,7 +158,7 @@ class ShardingVal(Value):
 
     mesh: Value
     spec: Value
-    node: Optional[cst.CSTNode] = field(default=None, compare=False)
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -176,7 +176,7 @@ class ArrayVal(PartialType, Value):
 
     mesh: Optional[MeshVal] = None  # the mesh it was placed on, when known
     spec: Optional[SpecVal] = None
-    node: Optional[cst.CSTNode] = field(default=None, compare=False)
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, repr=False)
     numpy: bool = False  # a NumPy array on the host (no sharding type of its own)
 
     __eq__ = object.__eq__
@@ -242,7 +242,7 @@ class TypeOfVal(Value):
 class FuncVal(Value):
     """A function defined in the source (def or lambda)."""
 
-    node: cst.CSTNode  # FunctionDef or Lambda
+    node: cst.CSTNode = field(repr=False)  # FunctionDef or Lambda
     name: str
     scope: Any = field(default=None, compare=False)  # the Env it closes over
 
@@ -261,7 +261,7 @@ class JitVal(Value):
     """``jax.jit(f, ...)`` / ``pjit``: calls go to ``func``."""
 
     func: Value
-    node: Optional[cst.CSTNode] = field(default=None, compare=False)
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, repr=False)
     in_shardings: Optional[Value] = None
     # jit's keyword options (in_shardings, out_shardings, static_argnums, ...): (keyword,
     # value, the node it is written at)
@@ -304,7 +304,7 @@ def join(a: Value, b: Value) -> Value:
         keys = list(dict.fromkeys(list(ga) + list(gb)))
         return InstanceVal(a.cls, tuple(
             (k, join(ga[k], gb[k]) if k in ga and k in gb else UNKNOWN) for k in keys),
-            a.assumed)
+            a.assumed, a.made and b.made, a.written & b.written)
     return UNKNOWN
 
 
@@ -434,22 +434,30 @@ class ClassVal(Value):
     ``self`` (their class value is not what an instance holds); ``opaque``: it defines
     ``__getattr__``."""
 
-    node: cst.CSTNode
+    node: cst.CSTNode = field(repr=False)
     name: str
-    env: Any
-    bases: Tuple[Value, ...] = ()
-    fields: Tuple[Tuple[str, Any], ...] = ()
+    env: Any = field(repr=False)
+    bases: Tuple[Value, ...] = field(default=(), repr=False)
+    fields: Tuple[Tuple[str, Any], ...] = field(default=(), repr=False)
     dataclass: bool = False
-    set_elsewhere: frozenset = frozenset()
+    set_elsewhere: frozenset = field(default=frozenset(), repr=False)
     opaque: bool = False
+    frozen: bool = False  # instances never change once made (NamedTuple, frozen dataclass)
+    module: Any = field(default=None, repr=False)  # the cst.Module whose source defines it
 
 
 @dataclass(frozen=True, eq=False)
 class InstanceVal(Value):
     """An instance of a source class: the constructor's arguments (``given``) where a
     call in view made it; ``assumed``: made by no call in view (a parameter's
-    annotation, ``self``), so its fields read as their declared defaults."""
+    annotation, ``self``), so its fields read as their declared defaults.
+
+    ``check`` (``interp/objects.py``): ``made``: a call in view constructed it, and
+    ``given`` holds what its set-up methods stored on it; ``written``: the attributes
+    the code being analysed assigned since (what it reads back is what it wrote)."""
 
     cls: ClassVal
     given: Tuple[Tuple[str, Value], ...] = ()
     assumed: bool = False
+    made: bool = False
+    written: frozenset = frozenset()

@@ -19,12 +19,15 @@ from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, Instan
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, cached_fills_none,
-                      construct, field_default, instance_attribute, python_config_instance,
+                      construct, field_default, python_config_instance,
                       yaml_config_instance)
 from .objects import _method as class_method
+from .objects import all_fields
 from .objects import lookup as class_lookup
+from .instances import SELF_KEY, forget_writes, read_attribute, run_method, stores_on_self
+from .instances import construct as construct_instance
 from .set_up import check_self
-from .state import Arg, CallArgs, Env, GradVal
+from .state import Arg, CallArgs, Env, GradVal, SuperVal
 
 _MAX_HELPER_DEPTH = 3
 _MAX_HELPER_STATEMENTS = 40
@@ -54,8 +57,14 @@ class CallsMixin(InterpreterBase):
                 if out is not None:
                     return out
             callee = UNKNOWN if isinstance(base, MeshVal) else self.attribute(func, env, ctx)
-            return self.call_value(callee, e, args, env, ctx)
+            out = self.call_value(callee, e, args, env, ctx)
+            if not self.assume_defaults:
+                self._after_call(e, callee, args, env, ctx)
+            return out
         callee = self.ev(func, env, ctx)
+        if callee is UNKNOWN and isinstance(func, cst.Name) and func.value == "super" \
+                and not e.args and not self.assume_defaults:
+            return self._super(env)
         if callee is UNKNOWN and isinstance(func, cst.Name) and func.value in _BUILTINS:
             args = self.eval_args(e, env, ctx)  # the builtin, not shadowed
             if func.value == "getattr":
@@ -63,6 +72,11 @@ class CallsMixin(InterpreterBase):
             if func.value == "dict":
                 return _dict(args)
             return _sequence(func.value, CallArgs(args))
+        if not self.assume_defaults and not isinstance(callee, QualName):
+            args = self.eval_args(e, env, ctx)
+            out = self.call_value(callee, e, args, env, ctx)
+            self._after_call(e, callee, args, env, ctx)
+            return out
         return self.call_value(callee, e, self.eval_args(e, env, ctx), env, ctx)
 
     def _getattr(self, args: List[Arg], ctx: MeshCtx) -> Value:
@@ -77,7 +91,7 @@ class CallsMixin(InterpreterBase):
         if not (isinstance(name, Const) and isinstance(name.value, str)):
             return UNKNOWN
         if isinstance(base, InstanceVal):
-            return instance_attribute(self, base, name.value, ctx)
+            return read_attribute(self, base, name.value, ctx)
         if isinstance(base, ClassVal):
             found = class_lookup(base, name.value)
             return UNKNOWN if found is None or isinstance(found, FuncVal) else found
@@ -117,9 +131,13 @@ class CallsMixin(InterpreterBase):
             wrapped = get_hook("wrapped_call")(self, callee, e, args, env, ctx)
             if wrapped is not None:
                 return wrapped
+        replaced = self._replace(callee, args, ctx)
+        if replaced is not None:
+            return replaced
         if isinstance(callee, QualName):
             if callee.name in FIELD_FUNCTIONS:  # a dataclass field's declared default
-                return field_default(self, CallArgs(args), ctx)
+                return field_default(self, CallArgs(args), ctx,
+                                     None if self.assume_defaults else construct_instance)
             if self.assume_defaults and callee.name.rsplit(".", 1)[-1] in RULE_MATCHERS:
                 table = CallArgs(args).get(0, "rules")  # a library's copy of the idiom
                 if isinstance(table, TupleVal):
@@ -149,6 +167,18 @@ class CallsMixin(InterpreterBase):
                 kws2.update(kws)
                 return self.sites_via(inner, e, callee.args + pos, kws2, ctx)
             return UNKNOWN
+        if isinstance(callee, ClassVal) and not self.assume_defaults:
+            self.pass_functions(args, ctx)
+            if call.starred:  # its arguments unknown: what its set-up stores is unknown
+                return InstanceVal(callee, made=True)
+            return construct_instance(self, callee, pos, kws, ctx)
+        if isinstance(callee, InstanceVal) and not self.assume_defaults:  # obj(x): __call__
+            bound = read_attribute(self, callee, "__call__", ctx) \
+                if class_method(callee.cls, "__call__") is not None else UNKNOWN
+            if isinstance(bound, PartialVal):
+                return self._call_value(bound, e, args, env, ctx)
+            self.pass_functions(args, ctx)
+            return UNKNOWN
         if isinstance(callee, ClassVal):  # shardcheck specs: a config object made here
             self.pass_functions(args, ctx)
             made = construct(callee, pos, kws) if not call.starred else InstanceVal(callee)
@@ -160,6 +190,85 @@ class CallsMixin(InterpreterBase):
             return handler(self, callee, ApiCall("", e, call, env, ctx))
         self.pass_functions(args, ctx)
         return UNKNOWN
+
+    def _super(self, env: Env) -> Value:
+        """``super()`` in a method: its class's bases' methods, bound to its ``self``."""
+        me = env.lookup(SELF_KEY)
+        scope: Optional[Env] = env
+        while scope is not None and CLASS_KEY not in scope.vars:
+            scope = scope.parent
+        if not isinstance(me, Const) or scope is None:
+            return UNKNOWN
+        inst = env.lookup(me.value)
+        owner = scope.vars[CLASS_KEY]
+        if not isinstance(inst, InstanceVal) or not isinstance(owner, ClassVal):
+            return UNKNOWN
+        return SuperVal(owner, inst)
+
+    def _after_call(self, e: cst.Call, callee: Value, args: List[Arg], env: Env,
+                    ctx: MeshCtx) -> None:
+        """``check``: an instance the code holds by name, after a call it was given to.
+        A method that assigns attributes of its ``self`` (``self.setup_mesh()``,
+        ``super().__init__(config)``, ``Base.__init__(self, config)``) is run, and the
+        name rebound to the instance it leaves; given to any other call, what the code
+        wrote on the instance may have been replaced there (``InstanceVal.written``)."""
+        fn, inst, receiver, rest = None, None, None, args
+        if isinstance(callee, PartialVal) and isinstance(callee.func, FuncVal) \
+                and callee.args and isinstance(callee.args[0], InstanceVal):
+            fn, inst = callee.func, callee.args[0]
+            receiver = self._receiver_name(e, env)
+        elif isinstance(callee, FuncVal) and args and not args[0].keyword and not args[0].star \
+                and isinstance(args[0].value, InstanceVal) and isinstance(args[0].node, cst.Name):
+            fn, inst, receiver, rest = callee, args[0].value, args[0].node.value, args[1:]
+        if fn is not None and inst is not None and receiver is not None \
+                and isinstance(fn.node, cst.FunctionDef) and stores_on_self(self, fn.node):
+            owner = fn.scope.vars.get(CLASS_KEY) if isinstance(fn.scope, Env) else None
+            after = None
+            call = CallArgs(list(rest))
+            if isinstance(owner, ClassVal) and not call.starred:
+                _, after = run_method(self, fn.node, owner, inst, tuple(call.pos),
+                                      call.kw_values(), ctx)
+            _rebind(env, receiver, after if after is not None
+                    else InstanceVal(inst.cls, made=inst.made))  # its stores unknown
+        elif receiver is not None and isinstance(inst, InstanceVal):
+            _rebind(env, receiver, forget_writes(inst))
+        for a in rest:
+            if isinstance(a.node, cst.Name) and isinstance(a.value, InstanceVal) and a.value.written:
+                _rebind(env, a.node.value, forget_writes(a.value))
+
+    @staticmethod
+    def _receiver_name(e: cst.Call, env: Env) -> Optional[str]:
+        """The name a method call's object is held by: ``obj`` in ``obj.m()``, a method's
+        ``self`` in ``super().m()``; None for any other expression."""
+        func = e.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        if isinstance(func.value, cst.Name):
+            return func.value.value
+        if isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
+            me = env.lookup(SELF_KEY)
+            return me.value if isinstance(me, Const) and isinstance(me.value, str) else None
+        return None
+
+    def _replace(self, callee: Value, args: List[Arg], ctx: MeshCtx) -> Optional[Value]:
+        """``dataclasses.replace(obj, **changes)`` (and ``obj.replace(...)`` of a
+        ``flax.struct`` dataclass): a new instance, its constructor run on the fields
+        ``obj`` holds with the changes; None for any other call."""
+        if self.assume_defaults:
+            return None
+        if isinstance(callee, PartialVal) and callee.func == QualName("dataclasses.replace"):
+            args = [Arg(None, "", a, None) for a in callee.args] + list(args)
+        elif callee != QualName("dataclasses.replace"):
+            return None
+        call = CallArgs(args)
+        if call.starred or len(call.pos) != 1 or not isinstance(call.pos[0], InstanceVal):
+            return None
+        obj = call.pos[0]
+        if not obj.cls.dataclass:
+            return UNKNOWN
+        fields = {f: read_attribute(self, obj, f, ctx) for f in all_fields(obj.cls)}
+        fields.update(call.kw_values())
+        return construct_instance(self, obj.cls, (), fields, ctx)
 
     def pass_functions(self, args: List[Arg], ctx: MeshCtx,
                        bound: Optional[frozenset] = None, opaque: bool = True) -> None:
@@ -317,6 +426,8 @@ class CallsMixin(InterpreterBase):
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 env.vars[p.name.value] = UNKNOWN
+        if positional and env.parent is not None and CLASS_KEY in env.parent.vars:
+            env.vars[SELF_KEY] = Const(positional[0].name.value)  # a method: super()'s self
         if isinstance(params.star_arg, cst.Param) and args is not None:
             rest = [a.value if isinstance(a, Arg) else a for a in args[len(positional):]]
             if not any(r is SPREAD for r in rest):  # f(*xs): its length is unknown
@@ -367,6 +478,17 @@ class CallsMixin(InterpreterBase):
         if self.python_config is None:
             return None
         return python_config_instance(*self.python_config)
+
+
+def _rebind(env: Env, name: str, v: Value) -> None:
+    """Set ``name`` where it is bound (the nearest scope that holds it)."""
+    scope: Optional[Env] = env
+    while scope is not None:
+        if name in scope.vars:
+            scope.vars[name] = v
+            return
+        scope = scope.parent
+    env.vars[name] = v
 
 
 def _none_config(p: cst.Param, v: Value) -> bool:

@@ -17,9 +17,9 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule,
 from ..syntax import dotted, none_test, string_value
 from ..values import ClassVal, InstanceVal, PartialVal
 from .base import InterpreterBase
-from .objects import instance_attribute
 from .objects import lookup as class_lookup
-from .state import Env
+from .instances import read_attribute, super_attribute
+from .state import Env, SuperVal
 
 _MAX_UNROLL = 16  # comprehensions/loops over at most this many known items are unrolled
 _MAX_REPEAT = 64  # (a, b) * n is built only for small n
@@ -237,7 +237,9 @@ class ExpressionsMixin(InterpreterBase):
             menv = self.project.module_env(base.name, self)
             return menv.lookup(attr) if menv is not None else UNKNOWN
         if isinstance(base, InstanceVal):
-            return instance_attribute(self, base, attr, ctx)
+            return read_attribute(self, base, attr, ctx)
+        if isinstance(base, SuperVal):
+            return super_attribute(base, attr)
         if isinstance(base, ClassVal):
             found = class_lookup(base, attr)
             if isinstance(found, FuncVal) and isinstance(found.node, cst.FunctionDef) and any(

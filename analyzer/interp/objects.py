@@ -22,13 +22,18 @@ _DATACLASS_BASES = ("Module", "PyTreeNode", "NamedTuple")
 CLASS_KEY = "<class>"  # the name a class body's scope holds its ClassVal under
 
 
-def make_class(stmt: cst.ClassDef, body_env: Any, bases: Tuple[Value, ...]) -> ClassVal:
-    """The ClassVal of ``stmt`` once its body ran in ``body_env``."""
+def make_class(stmt: cst.ClassDef, body_env: Any, bases: Tuple[Value, ...],
+               module: Any = None, walk_methods: bool = True) -> ClassVal:
+    """The ClassVal of ``stmt`` once its body ran in ``body_env``. ``walk_methods``: find
+    the attributes its methods set (``set_elsewhere``, which the map reads); ``check``
+    counts assignments itself, only when an instance's attribute is read
+    (``interp/instances.py``)."""
     fields: List[Tuple[str, Any]] = []
     for s in stmt.body.body:
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
+                        and _init_field(small):
                     fields.append((small.target.value, small.annotation.annotation))
     decorators = [dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                   for d in stmt.decorators]
@@ -36,13 +41,52 @@ def make_class(stmt: cst.ClassDef, body_env: Any, bases: Tuple[Value, ...]) -> C
     is_dc = any(d in _DATACLASS_DECORATORS for d in decorators if d) or any(
         n.rsplit(".", 1)[-1] in _DATACLASS_BASES for n in base_names) or any(
         isinstance(b, ClassVal) and b.dataclass for b in bases)
-    set_elsewhere, opaque = _assigned_on_self(stmt)
+    frozen = any(_frozen_decorator(d.decorator) for d in stmt.decorators) or any(
+        n.rsplit(".", 1)[-1] in _FROZEN_BASES for n in base_names) or any(
+        isinstance(b, ClassVal) and b.frozen for b in bases)
+    if walk_methods:
+        set_elsewhere, opaque = _assigned_on_self(stmt)
+    else:
+        set_elsewhere, opaque = set(), any(
+            isinstance(s, cst.FunctionDef) and s.name.value in ("__getattr__", "__getattribute__")
+            for s in stmt.body.body)
     for b in bases:
         if isinstance(b, ClassVal):
             set_elsewhere |= b.set_elsewhere
             opaque = opaque or b.opaque
     return ClassVal(stmt, stmt.name.value, body_env, bases, tuple(fields), is_dc,
-                    frozenset(set_elsewhere), opaque)
+                    frozenset(set_elsewhere), opaque, frozen, module)
+
+
+_FROZEN_BASES = ("PyTreeNode", "NamedTuple")
+
+
+def _frozen_decorator(d: cst.BaseExpression) -> bool:
+    """``@dataclass(frozen=True)``, ``@flax.struct.dataclass`` (always frozen),
+    ``@chex.dataclass(frozen=True)``."""
+    if isinstance(d, cst.Call):
+        name = dotted(d.func)
+        if name in ("struct.dataclass", "flax.struct.dataclass"):
+            return True
+        return name in _DATACLASS_DECORATORS and any(
+            a.keyword is not None and a.keyword.value == "frozen"
+            and isinstance(a.value, cst.Name) and a.value.value == "True" for a in d.args)
+    return dotted(d) in ("struct.dataclass", "flax.struct.dataclass")
+
+
+def _init_field(stmt: cst.AnnAssign) -> bool:
+    """Whether an annotated class attribute is a parameter of a dataclass's
+    constructor: not a ``ClassVar``, nor ``field(init=False)``."""
+    ann = stmt.annotation.annotation
+    head = ann.value if isinstance(ann, cst.Subscript) else ann
+    if (dotted(head) or "").rsplit(".", 1)[-1] == "ClassVar":
+        return False
+    v = stmt.value
+    if isinstance(v, cst.Call) and (dotted(v.func) or "").rsplit(".", 1)[-1] == "field":
+        return not any(a.keyword is not None and a.keyword.value == "init"
+                       and isinstance(a.value, cst.Name) and a.value.value == "False"
+                       for a in v.args)
+    return True
 
 
 def _assigned_on_self(stmt: cst.ClassDef) -> Tuple[set, bool]:
@@ -149,7 +193,7 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
             if inst.assumed:  # a Python config's get_config() set it
                 it.assumed.append(f"{cls.name}.{attr}")
             return v
-    if not it.assume_defaults:  # check: a mesh the set-up stores, and nothing else
+    if not it.assume_defaults:  # check: a method's self, a mesh the set-up stores
         from .set_up import set_up_mesh
         return set_up_mesh(it, cls, attr)
     if cls.opaque:
@@ -190,7 +234,7 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
 FIELD_FUNCTIONS = ("dataclasses.field", "flax.struct.field", "chex.field")
 
 
-def field_default(it: Any, call: Any, ctx: Any) -> Value:
+def field_default(it: Any, call: Any, ctx: Any, make: Any = None) -> Value:
     """``x: T = field(default=v)`` declares ``v``; ``field(default_factory=F)`` declares
     what ``F()`` makes: an instance of a source class holding its own defaults
     (``rules: ShardingRules = field(default_factory=ShardingRules)``), or a small
@@ -201,8 +245,8 @@ def field_default(it: Any, call: Any, ctx: Any) -> Value:
     if factory is None:
         return UNKNOWN
     f = factory.value
-    if isinstance(f, ClassVal):
-        return construct(f, (), {})
+    if isinstance(f, ClassVal):  # make: check's constructor (interp/instances.py)
+        return make(it, f, (), {}, ctx) if make is not None else construct(f, (), {})
     if isinstance(f, FuncVal):
         return it.eval_return(f, (), {}, ctx)
     return UNKNOWN
@@ -439,7 +483,7 @@ def construct(cls: ClassVal, pos: tuple, kws: dict) -> Value:
 def with_attribute(inst: InstanceVal, attr: str, v: Value) -> InstanceVal:
     """The instance after ``inst.attr = v``."""
     return InstanceVal(inst.cls, tuple((k, x) for k, x in inst.given if k != attr) + ((attr, v),),
-                       inst.assumed)
+                       inst.assumed, inst.made, inst.written | {attr})
 
 
 CONFIG_DICTS = ("ml_collections.ConfigDict", "ml_collections.FrozenConfigDict",

@@ -22,7 +22,7 @@ from typing import Any, Dict, Tuple
 import libcst as cst
 
 from ..events import UNKNOWN_CTX
-from ..syntax import dotted
+from ..syntax import compound_blocks, dotted
 from ..values import UNKNOWN, ClassVal, InstanceVal, MeshVal, QualName, Value
 from .objects import _lineage, _method, assignments_of
 
@@ -82,7 +82,6 @@ def _assignments(module: cst.Module) -> Any:
     tuple targets, ``for`` and ``with ... as`` targets); None where a statement sets
     attributes by name (``setattr(...)``, ``x.__dict__[k] = v``). A hand-written walk of
     the statements: a libcst visitor over every node cost seconds on a large file."""
-    from .statements import _blocks
     counts: Dict[str, int] = {}
     by_name = [False]
 
@@ -120,7 +119,7 @@ def _assignments(module: cst.Module) -> Any:
                 for item in s.items:
                     if item.asname is not None:
                         target(item.asname.name)
-            todo.extend(_blocks(s))
+            todo.extend(compound_blocks(s))
     return None if by_name[0] else counts
 
 

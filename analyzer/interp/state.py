@@ -184,3 +184,12 @@ class GradVal(Value):
     with_value: bool
     argnums: Optional[Arg] = None
     has_aux: Optional[Arg] = None
+
+
+@dataclass(frozen=True, eq=False)
+class SuperVal(Value):
+    """``super()`` in a method of ``owner`` whose ``self`` is ``inst``: its methods are
+    those of the classes after ``owner`` in the instance's lineage."""
+
+    owner: Any  # the ClassVal whose body defines the method
+    inst: Any  # the InstanceVal

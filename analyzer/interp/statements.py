@@ -9,8 +9,9 @@ import libcst as cst
 from ..events import MeshCtx, TypeRecord
 from ..api import as_sequence, get_hook
 from ..project import relative_base
-from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, ProjectModule, QualName, TupleVal, Value)
-from ..syntax import dotted, walk
+from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, MeshVal, ProjectModule, QualName,
+                      TupleVal, Value, merge_item)
+from ..syntax import compound_blocks, dotted, walk
 from ..values import InstanceVal
 from .base import InterpreterBase
 from .expressions import truth
@@ -51,6 +52,10 @@ class StatementsMixin(InterpreterBase):
                 ctx = self.exec_small(small, env, ctx)
             self.ended = any(type(small) in _ENDS for small in stmt.body)
             return ctx
+        if isinstance(stmt, cst.BaseSmallStatement):  # a one-line body: `if c: x = 1`
+            ctx = self.exec_small(stmt, env, ctx)
+            self.ended = type(stmt) in _ENDS
+            return ctx
         if isinstance(stmt, cst.FunctionDef):
             self.exec_def(stmt, env, ctx)
         elif isinstance(stmt, cst.ClassDef):
@@ -63,11 +68,17 @@ class StatementsMixin(InterpreterBase):
             self.env = saved
             env.vars[stmt.name.value] = UNKNOWN
             if self.assume_defaults:  # shardcheck specs: config objects' declared defaults
-                cls = make_class(stmt, body, bases)
+                cls = make_class(stmt, body, bases, self.module)
                 body.vars[CLASS_KEY] = cls
                 env.vars[stmt.name.value] = cls
-            else:  # check: a method's self, for the mesh its set-up stores (interp/set_up.py)
+            else:
+                # a method's self, for the mesh its set-up stores (interp/set_up.py)
                 self.class_bodies[id(body)] = (stmt, body, bases)
+                if all(_keeps_class(d.decorator) for d in stmt.decorators):
+                    # instances a call in view makes (interp/instances.py)
+                    cls = make_class(stmt, body, bases, self.module, walk_methods=False)
+                    body.vars[CLASS_KEY] = cls
+                    env.vars[stmt.name.value] = cls
         elif isinstance(stmt, cst.If):
             self.exec_if(stmt, env, ctx)
         elif isinstance(stmt, (cst.For, cst.While)):
@@ -234,10 +245,13 @@ class StatementsMixin(InterpreterBase):
                 self.assign(small.target, self.ev(small.value, env, ctx), env, ctx)
         elif isinstance(small, cst.AugAssign):
             v = self.ev(small.value, env, ctx)
+            op = type(small.operator).__name__.replace("Assign", "")
             if isinstance(small.target, cst.Name):
                 cur = env.lookup(small.target.value)
-                op = type(small.operator).__name__.replace("Assign", "")
                 env.vars[small.target.value] = self.binop(op, cur, v, small, ctx)
+            elif isinstance(small.target, (cst.Attribute, cst.Subscript)):  # self.step += 1
+                cur = self.ev(small.target, env, ctx)
+                self.assign_part(small.target, self.binop(op, cur, v, small, ctx), env, ctx)
         elif isinstance(small, cst.Expr):
             v = self.ev(small.value, env, ctx)
             after: Optional[MeshCtx] = get_hook("statement")(self, v, ctx)
@@ -316,10 +330,77 @@ class StatementsMixin(InterpreterBase):
             for i, e in enumerate(elems):
                 self.assign(e.value, items[i] if items is not None else UNKNOWN, env, ctx, record)
         elif isinstance(target, (cst.Attribute, cst.Subscript)):
-            base = self.ev(target.value, env, ctx)
-            if isinstance(base, InstanceVal) and isinstance(target, cst.Attribute) \
-                    and isinstance(target.value, cst.Name):  # cfg.field = v
-                env.vars[target.value.value] = with_attribute(base, target.attr.value, v)
+            self.assign_part(target, v, env, ctx)
+
+    def assign_part(self, target: Union[cst.Attribute, cst.Subscript], v: Value, env: Env,
+                    ctx: MeshCtx) -> None:
+        """``cfg.model.heads = v``, ``shardings["w"] = v``: the name the chain starts from
+        is rebound to its value with that part replaced (an object or dict the source
+        made; a part whose container is not known, or a key that is not constant, leaves
+        the part it belongs to unknown)."""
+        path: List[Any] = []
+        node: cst.BaseExpression = target
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            if isinstance(node, cst.Attribute):
+                path.append((True, node.attr.value))
+            else:
+                key = self.ev(node.slice[0].slice.value, env, ctx) \
+                    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                    else UNKNOWN
+                path.append((False, key.value if isinstance(key, Const) else _NO_KEY))
+            node = node.value
+        if not isinstance(node, cst.Name):
+            self.ev(node, env, ctx)
+            return
+        root = env.lookup(node.value)
+        replaced = _replaced(root, path[::-1], v)
+        if replaced is not None:
+            env.vars[node.value] = replaced
+
+
+_NO_KEY = object()  # a subscript whose key is not a constant
+
+
+def _replaced(container: Value, path: List[Any], v: Value) -> Optional[Value]:
+    """``container`` with the part at ``path`` ((is_attribute, name or key), outermost
+    first) set to ``v``; None where the container is not one the interpreter follows
+    (its value stays what it was: an array's elements, say)."""
+    if not path:
+        return v
+    (is_attr, key), rest = path[0], path[1:]
+    if is_attr:
+        if not isinstance(container, InstanceVal):
+            return None
+        child = dict(container.given).get(key, UNKNOWN)
+        new = _replaced(child, rest, v) if rest else v
+        return with_attribute(container, key, UNKNOWN if new is None else new)
+    if isinstance(container, DictVal):
+        if key is _NO_KEY:
+            return UNKNOWN
+        new = _replaced(container.get(key), rest, v) if rest else v
+        pairs = list(container.items)
+        merge_item(pairs, key, UNKNOWN if new is None else new)
+        return DictVal(tuple(pairs))
+    if isinstance(container, TupleVal) and container.is_list:
+        if not isinstance(key, int) or not -len(container.items) <= key < len(container.items):
+            return UNKNOWN
+        items = list(container.items)
+        new = _replaced(items[key], rest, v) if rest else v
+        items[key] = UNKNOWN if new is None else new
+        return TupleVal(tuple(items), True)
+    return None
+
+
+# class decorators that return the class they are given (registering it, or adding a
+# dataclass's methods); any other may return something else
+_CLASS_KEEPING_DECORATORS = frozenset({
+    "dataclass", "register_pytree_node_class", "register_dataclass", "register_static",
+    "total_ordering", "final", "unique", "runtime_checkable", "pytree_dataclass"})
+
+
+def _keeps_class(d: cst.BaseExpression) -> bool:
+    name = dotted(d.func if isinstance(d, cst.Call) else d) or ""
+    return name.rsplit(".", 1)[-1] in _CLASS_KEEPING_DECORATORS
 
 
 _ENDS = frozenset({cst.Return, cst.Raise})  # exact types: isinstance goes through ABCMeta
@@ -338,20 +419,8 @@ def _jumps(body: cst.CSTNode) -> bool:
     if isinstance(body, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
         return body.value is not None and _has_yield(body.value)
     if isinstance(body, cst.BaseCompoundStatement):
-        return any(_jumps(c) for c in _blocks(body))
+        return any(_jumps(c) for c in compound_blocks(body))
     return False
-
-
-def _blocks(stmt: cst.BaseCompoundStatement) -> List[cst.CSTNode]:
-    """The bodies a compound statement runs (an if's elif/else, a try's handlers...)."""
-    out: List[cst.CSTNode] = [stmt.body] if hasattr(stmt, "body") else []  # not a match
-    for name in ("orelse", "finalbody"):
-        part = getattr(stmt, name, None)
-        if part is not None:
-            out.append(part if isinstance(part, cst.If) else part.body)
-    out.extend(h.body for h in getattr(stmt, "handlers", ()))
-    out.extend(c.body for c in getattr(stmt, "cases", ()))
-    return out
 
 
 def _has_yield(e: cst.BaseExpression) -> bool:

@@ -234,12 +234,21 @@ def typed_sharding(x: ArrayVal, ctx: MeshCtx, node: cst.CSTNode) -> Value:
     return ShardingVal(x.mesh, spec, node)
 
 
+def _reshaped(base: ArrayVal, args: Any, e: cst.CSTNode) -> ArrayVal:
+    pos = args.pos
+    shape = int_tuple(pos[0]) if len(pos) == 1 else tuple(const_int(p) for p in pos)
+    return ArrayVal(resolve_reshape(base.shape, shape), node=e, varying=base.varying,
+                    numpy=base.numpy, dtype=base.dtype if base.numpy else None)
+
+
 @method_of(ArrayVal)
 def array_method(it: "Interpreter", base: Value, c: ApiCall) -> Optional[Value]:
     assert isinstance(base, ArrayVal)
     meth, e, args = c.name, c.node, c.args
     if meth in _VARYING_METHODS or meth in ("astype", "reshape"):
         check_meshes(it, e, [base] + list(args.pos), c.ctx, f"`.{meth}()`")
+    if meth == "reshape" and base.numpy and not args.starred:  # a host array: its shape only
+        return _reshaped(base, args, e)
     if not args.starred:
         pos = [a.value for a in args.args if a.keyword is None]
         fallback = _varying_fallback([base] + pos, e)
@@ -250,9 +259,7 @@ def array_method(it: "Interpreter", base: Value, c: ApiCall) -> Optional[Value]:
         if it.conflict_at(e):
             return fallback
     if meth == "reshape":
-        pos = args.pos
-        shape = int_tuple(pos[0]) if len(pos) == 1 else tuple(const_int(p) for p in pos)
-        return ArrayVal(resolve_reshape(base.shape, shape), node=e, varying=base.varying)
+        return _reshaped(base, args, e)
     if meth in ("astype", "block_until_ready", "copy"):
         return ArrayVal(base.shape, base.mesh, base.spec, e, base.varying)
     if meth in _VARYING_METHODS:

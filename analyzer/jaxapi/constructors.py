@@ -7,6 +7,8 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Optional, Tuple
 
+import libcst as cst
+
 from . import names as api
 from .. import ops
 from .. import transfer as tr
@@ -220,6 +222,9 @@ def as_array(it: "Interpreter", c: ApiCall) -> Value:
         return replace(x, node=e, spec=None, dtype=dt or x.dtype, weak=False if dt else x.weak)
     shape = _literal_shape(x)
     if shape is None:
+        devices = _device_list(it, c)
+        if to_numpy and devices is not None:  # np.array(jax.devices()): to reshape for a Mesh
+            return ArrayVal(devices, node=e, dtype="object", numpy=True)
         return UNKNOWN
     lit = _literal_dtype(x)
     if to_numpy:
@@ -250,16 +255,37 @@ def unmodelled(it: "Interpreter", c: ApiCall) -> Value:
 
 
 def resolve_reshape(old: Optional[tuple], new: Optional[tuple]) -> Optional[tuple]:
-    """The new shape of a reshape, with one ``-1`` resolved when the old shape is known."""
+    """The new shape of a reshape, with one ``-1`` resolved when the old shape is known
+    (else that dimension unknown: ``np.array(jax.devices()).reshape(-1, 4)``)."""
     if new is None:
         return None
-    if -1 in new and old is not None and None not in old and new.count(-1) == 1 and None not in new:
+    if -1 in new and new.count(-1) == 1 and None not in new:
+        if old is None or None in old:
+            return tuple(None if s == -1 else s for s in new)
         total = math.prod(old)
         rest = math.prod(s for s in new if s != -1)
         if rest and total % rest == 0:
             return tuple(total // rest if s == -1 else s for s in new)
         return None
     return None if -1 in new else new
+
+
+_DEVICE_LISTS = ("jax.devices", "jax.local_devices")
+
+
+def _device_list(it: "Interpreter", c: ApiCall) -> Optional[tuple]:
+    """``jax.devices()`` (or ``jax.local_devices()``) written as the argument: the shape
+    of the array of them, its length the device count the program sets up, where it
+    sets one (``jax_num_cpu_devices``), else unknown."""
+    node = c.args.node(0, "object")
+    if not isinstance(node, cst.Call) or node.args:
+        return None
+    func = it.ev(node.func, c.env, c.ctx)
+    if not (isinstance(func, QualName) and it.profile.canonical(func.name) in _DEVICE_LISTS):
+        return None
+    from .devices import device_setup
+    setup = device_setup(it.module)
+    return (setup.count if setup is not None else None,)
 
 
 def _literal_shape(v: Value) -> Optional[tuple]:
