@@ -320,7 +320,8 @@ def threaded_start_method() -> str:
 
 # imported once by the fork server, before it forks any worker
 _FORKSERVER_PRELOAD = ["shardcheck.check.supervisor", "shardcheck.analyzer.interp.model",
-                       "shardcheck.analyzer.rules", "shardcheck.analyzer.hover"]
+                       "shardcheck.analyzer.rules", "shardcheck.analyzer.hover",
+                       "shardcheck.check.project_answer", "shardcheck.check.discovery"]
 
 
 def start_method() -> str:
@@ -332,7 +333,7 @@ def start_method() -> str:
 
 
 # -- single sources: standard input and the language server's buffers -----------------------
-CHECK, HOVER = "check", "hover"
+CHECK, HOVER, PROJECT = "check", "hover", "project"
 
 
 @dataclass(frozen=True)
@@ -341,13 +342,17 @@ class SourceTask:
     its text, as an editor holds it) under the budgets and generated-size limit of
     ``config``, with ``files`` the project files its imports resolve to besides the
     modules beside it. ``kind``: ``CHECK`` answers its findings; ``HOVER`` its
-    ``hover.HoverIndex``, or None when it was not analysed."""
+    ``hover.HoverIndex``, or None when it was not analysed; ``PROJECT`` the project's
+    answer for it (``project_answer.ProjectAnswer``: its importers in the project
+    analysed too, all of it under the one task's budgets). ``overlay``: (path, text) of
+    the unsaved buffers an editor holds, read instead of their files."""
 
     path: str
     source: Union[bytes, str]
     config: Config
     files: Tuple[str, ...] = ()
     kind: str = CHECK
+    overlay: Tuple[Tuple[str, str], ...] = ()
 
     def over_budget(self, why: str) -> Any:
         """The answer when a budget stopped the analysis: ``check``'s skipped-file finding."""
@@ -356,6 +361,9 @@ class SourceTask:
     def failed(self, finding: Finding) -> Any:
         """The answer when the analysis did not finish: ``finding`` (skipped, or an
         internal error), as ``check`` gives it; no hover index."""
+        if self.kind == PROJECT:
+            from shardcheck.check.project_answer import ProjectAnswer
+            return ProjectAnswer([finding])
         return [finding] if self.kind == CHECK else None
 
 
@@ -376,8 +384,13 @@ def _encoded(text: str) -> bytes:
 def _answer(task: SourceTask) -> Any:
     """A task's answer, computed in this process. The project is built afresh: the
     modules it imports may have changed on disk since the last task."""
-    init_worker(task.config, list(task.files))
     data = task.source if isinstance(task.source, bytes) else _encoded(task.source)
+    overlay = {os.path.abspath(p): _encoded(text) for p, text in task.overlay}
+    if task.kind == PROJECT:
+        from shardcheck.check.project_answer import answer
+        return answer(task.path, data, task.config, overlay)
+    init_worker(task.config, list(task.files))
+    _state["project"].overlay = overlay
     if task.kind == CHECK:
         return check_one(task.path, data)[2]
     from shardcheck.analyzer.hover import index

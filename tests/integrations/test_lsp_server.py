@@ -96,6 +96,14 @@ class _Editor(LanguageClient):
         self.initialized(t.InitializedParams())
         return init
 
+    async def until(self, uri: str, wanted):
+        """The next diagnostics published for ``uri`` for which ``wanted(diagnostics)``
+        holds (those before it are taken too)."""
+        while True:
+            published = await self.next_for(uri)
+            if wanted(published.diagnostics):
+                return published
+
     async def next_for(self, uri: str):
         """The next diagnostics published for ``uri`` that this has not returned yet."""
         seen = self._taken.get(uri, 0)
@@ -481,3 +489,108 @@ def test_requests_after_shutdown_are_invalid_and_exit_says_whether_it_came(proto
 
 def test_no_traceback_on_stderr(protocol):
     assert protocol["stderr"] and "Traceback" not in protocol["stderr"]
+
+
+# -- the project is the unit (issue 37): a document's diagnostics are the project's answer --
+def _sc104(diagnostics) -> list:
+    return [d for d in diagnostics if d.code == "SC104"]
+
+
+# tests/tinylm_project.py: model.py's two SC104s are proved by train.py's call at line 17
+CALL_ROW, SC104_ROWS = 17, [10, 11]
+
+
+def _dividing(train: str) -> str:
+    """train.py with a mesh whose `model` axis (2) divides D_FF = 250."""
+    return train.replace("make_mesh()", "make_mesh(model=2)")
+
+
+async def _project_session(root: str) -> dict:
+    import time
+
+    import tinylm_project
+    out: dict = {}
+    editor = _Editor(root)
+    try:
+        await editor.begin()
+        model = editor.open("src/tinylm/model.py", tinylm_project.MODEL.format(d_ff=250))
+        train = editor.open("src/tinylm/train.py", tinylm_project.TRAIN)
+        out["model"] = await editor.until(model, _sc104)
+        out["train"] = await editor.until(train, lambda d: True)
+        out["uris"] = {"model": model, "train": train}
+        # train.py's buffer only (the file on disk still gives the SC104s)
+        start = time.monotonic()
+        editor.change(train, _dividing(tinylm_project.TRAIN), 2)
+        out["dividing"] = await editor.until(model, lambda d: not _sc104(d))
+        out["republished_in"] = time.monotonic() - start
+        editor.change(train, tinylm_project.TRAIN, 3)  # and back
+        out["back"] = await editor.until(model, _sc104)
+        out["hover"] = await editor.hover(train, CALL_ROW + 1, 8)  # y = step(params, x)
+        # closed unsaved: model.py's answer reads train.py's file again
+        editor.change(train, _dividing(tinylm_project.TRAIN), 4)
+        await editor.until(model, lambda d: not _sc104(d))
+        editor.close(train)
+        out["closed"] = await editor.until(model, _sc104)
+    finally:
+        await editor.end()
+    return out
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    import tinylm_project
+    root = tmp_path_factory.mktemp("tinylm")
+    tinylm_project.write(root)
+    return asyncio.run(_project_session(str(root)))
+
+
+def test_a_documents_diagnostics_include_what_its_importers_calls_prove(project):
+    found = _sc104(project["model"].diagnostics)
+    assert [d.range.start.line for d in found] == [row - 1 for row in SC104_ROWS]
+    for d in found:
+        assert "250" in d.message
+        (note,) = d.related_information
+        assert note.location.uri == project["uris"]["train"]
+        assert note.location.range.start.line == CALL_ROW - 1
+        assert note.location.range.start.character == 17
+        assert "`init_params` is called here" in note.message
+    assert not _sc104(project["train"].diagnostics)  # placed in model.py, shown there only
+
+
+def test_an_edit_of_the_importer_re_publishes_the_document(project):
+    assert list(project["dividing"].diagnostics) == []
+    print(f"model.py re-published {project['republished_in']:.2f} s after train.py's edit")
+    back = _sc104(project["back"].diagnostics)
+    assert len(back) == 2 and all("splits 4 ways" in d.message for d in back)
+    assert "float32[16@data,64]" in _hover_text(project["hover"])
+    assert _sc104(project["closed"].diagnostics) == back  # train.py closed unsaved: its file
+
+
+# -- the analysis a document's diagnostics come from (a worker's task, here in-process) ----
+def _answer(root, name, text, **buffers):
+    """The project's answer for ``name`` holding ``text``, the other open documents'
+    buffers by file name (train="..." stands for src/tinylm/train.py)."""
+    from shardcheck.check import config as cfgmod
+    from shardcheck.check.supervisor import PROJECT, SourceTask, answer_here
+    path = str(root / "src" / "tinylm" / name)
+    overlay = tuple((str(root / "src" / "tinylm" / f"{n}.py"), t) for n, t in buffers.items())
+    return answer_here(SourceTask(path, text, cfgmod.load(None, start=path), kind=PROJECT,
+                                  overlay=overlay))
+
+
+def test_a_project_answer_reads_the_open_buffers(tmp_path):
+    import tinylm_project
+    tinylm_project.write(tmp_path)
+    package = tmp_path / "src" / "tinylm"
+    model, train = tinylm_project.MODEL.format(d_ff=250), tinylm_project.TRAIN
+    first = _answer(tmp_path, "model.py", model)
+    assert [f.code for f in first.findings] == ["SC104", "SC104"]
+    assert {str(package / f) for f in ("model.py", "train.py", "mesh.py")} <= set(first.read)
+    # train.py's buffer, not its file
+    dividing = _answer(tmp_path, "model.py", model, train=_dividing(train))
+    assert dividing.findings == []
+    # an import taken out of a buffer counts: train.py is no importer then
+    unused = _answer(tmp_path, "model.py", model, train="import jax\n")
+    assert unused.findings == [] and str(package / "train.py") not in unused.read
+    padded = _answer(tmp_path, "model.py", tinylm_project.MODEL.format(d_ff=256))
+    assert padded.findings == []
