@@ -199,6 +199,7 @@ class _Worker:
         self.ready = False
         self.task: Optional[str] = None
         self.started = 0.0
+        self.last_key: Hashable = None  # the key of the last source task it was given
 
     def give(self, path: str, data: Optional[bytes]) -> None:
         self.task, self.started = path, time.monotonic()
@@ -691,10 +692,11 @@ class SourceWorkers:
                 job.future.set_exception(Superseded("a newer task replaced it"))
 
     def _assign(self) -> None:
-        """Each queued job whose key runs nothing to an idle worker: hovers first (someone
-        waits for them; diagnostics come when they come), else in order; workers started
-        for the jobs left waiting (a server's pool is kept at its size: a killed worker is
-        replaced at once)."""
+        """Each queued job whose key runs nothing to an idle worker, the one that ran the
+        key's last job where it is idle (what a project's analysis keeps warm is of that
+        document's project): hovers first (someone waits for them; diagnostics come when
+        they come), else in order; workers started for the jobs left waiting (a server's
+        pool is kept at its size: a killed worker is replaced at once)."""
         idle = [w for w in self._workers.values() if w.ready and id(w) not in self._jobs]
         busy = {j.key for j in self._jobs.values() if j.key is not None}
         given: List[Tuple[_Job, _Worker]] = []
@@ -708,13 +710,17 @@ class SourceWorkers:
                         waiting += 1
                         continue
                     self._queue.remove(job)
-                    given.append((job, idle.pop()))
+                    warm = [w for w in idle if job.key is not None and w.last_key == job.key]
+                    worker = warm[0] if warm else idle[-1]
+                    idle.remove(worker)
+                    given.append((job, worker))
                     if job.key is not None:
                         busy.add(job.key)
         for job, w in given:
             if job.future.set_running_or_notify_cancel():
                 self._jobs[id(w)] = job
                 job.started = time.monotonic()
+                w.last_key = job.key
                 w.give_source(job.task)
         if self._thread is not None and (self._workers or given or waiting):
             missing = self._size - len(self._workers)

@@ -578,19 +578,54 @@ def _answer(root, name, text, **buffers):
                                   overlay=overlay))
 
 
-def test_a_project_answer_reads_the_open_buffers(tmp_path):
+def test_a_project_answer_reads_the_open_buffers_and_keeps_what_an_edit_leaves(tmp_path):
     import tinylm_project
     tinylm_project.write(tmp_path)
     package = tmp_path / "src" / "tinylm"
     model, train = tinylm_project.MODEL.format(d_ff=250), tinylm_project.TRAIN
     first = _answer(tmp_path, "model.py", model)
-    assert [f.code for f in first.findings] == ["SC104", "SC104"]
+    assert [f.code for f in first.findings] == ["SC104", "SC104"] and first.analysed == 2
     assert {str(package / f) for f in ("model.py", "train.py", "mesh.py")} <= set(first.read)
-    # train.py's buffer, not its file
+    # train.py's buffer, not its file: model.py's own result is kept, train.py's is new
     dividing = _answer(tmp_path, "model.py", model, train=_dividing(train))
-    assert dividing.findings == []
+    assert dividing.findings == [] and dividing.analysed == 1
     # an import taken out of a buffer counts: train.py is no importer then
     unused = _answer(tmp_path, "model.py", model, train="import jax\n")
-    assert unused.findings == [] and str(package / "train.py") not in unused.read
+    assert unused.findings == [] and unused.analysed == 0
+    assert str(package / "train.py") not in unused.read
+    # and back to train.py's file: model.py's own result is still kept
+    again = _answer(tmp_path, "model.py", model)
+    assert again.findings == first.findings and again.analysed == 1
+    # the document's own text changed: it and its importer are analysed again
     padded = _answer(tmp_path, "model.py", tinylm_project.MODEL.format(d_ff=256))
-    assert padded.findings == []
+    assert padded.findings == [] and padded.analysed == 2
+
+
+class _IdleWorker:
+    """A ready worker of a pool, recording the tasks it is given."""
+
+    def __init__(self, last_key=None) -> None:
+        self.ready, self.last_key, self.given = True, last_key, []
+
+    def give_source(self, task) -> None:
+        self.given.append(task)
+
+    def stop(self, kill: bool = False) -> None:
+        pass
+
+
+def test_a_documents_analysis_goes_to_the_worker_that_ran_its_last():
+    """What a worker keeps warm (the results of the project files its last analyses
+    read) is of the documents it analysed."""
+    from shardcheck.check.supervisor import PROJECT, SourceTask, SourceWorkers
+    from shardcheck.analyzer.config import Config
+    pool = SourceWorkers(3)
+    model, train, fresh = _IdleWorker("model"), _IdleWorker("train"), _IdleWorker()
+    pool._workers = {id(w): w for w in (model, train, fresh)}
+    task = lambda name: SourceTask(name, "", Config(), kind=PROJECT)  # noqa: E731
+    for name in ("train", "model", "other"):
+        pool.submit(task(name), key=name)
+    pool._assign()
+    assert model.given == [task("model")] and train.given == [task("train")]
+    assert fresh.given == [task("other")]
+    pool.close()
