@@ -695,10 +695,13 @@ class SourceWorkers:
         """Each queued job whose key runs nothing to an idle worker, the one that ran the
         key's last job where it is idle (what a project's analysis keeps warm is of that
         document's project): hovers first (someone waits for them; diagnostics come when
-        they come), else in order; workers started for the jobs left waiting (a server's
-        pool is kept at its size: a killed worker is replaced at once)."""
+        they come), else in order; a pool of more than one keeps a worker for hovers (a
+        language server's project analyses, an edited file's and those of the open files
+        it calls, would take them all); workers started for the jobs left waiting (a
+        server's pool is kept at its size: a killed worker is replaced at once)."""
         idle = [w for w in self._workers.values() if w.ready and id(w) not in self._jobs]
         busy = {j.key for j in self._jobs.values() if j.key is not None}
+        analyses = sum(1 for j in self._jobs.values() if j.task.kind != HOVER)
         given: List[Tuple[_Job, _Worker]] = []
         waiting = 0
         with self._lock:
@@ -706,7 +709,8 @@ class SourceWorkers:
                 if job.future.cancelled():
                     self._queue.remove(job)
                 elif job.key is None or job.key not in busy:
-                    if not idle:
+                    kept = job.task.kind != HOVER and 1 < self._size <= analyses + 1
+                    if not idle or kept:
                         waiting += 1
                         continue
                     self._queue.remove(job)
@@ -714,6 +718,7 @@ class SourceWorkers:
                     worker = warm[0] if warm else idle[-1]
                     idle.remove(worker)
                     given.append((job, worker))
+                    analyses += job.task.kind != HOVER
                     if job.key is not None:
                         busy.add(job.key)
         for job, w in given:

@@ -30,8 +30,10 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 from shardcheck._version import __version__
 
 FIX_ALL = "source.fixAll.shardcheck"
-# worker processes: one document's runaway analysis leaves one for the others
-WORKERS = 2
+# worker processes: one is kept for hovers (``SourceWorkers``), and an edit's analyses
+# (the edited document's and those of the open documents it calls) share the others; a
+# document's runaway analysis leaves one for them
+WORKERS = 3
 
 
 # uri -> the version of each open document an analysis read the buffer of
@@ -341,10 +343,12 @@ class _Handlers:
     def close(self, uri: str) -> None:
         """The document closed: its diagnostics cleared, and the open documents whose
         answer read its buffer analysed again, with its file on disk."""
+        from shardcheck.check.supervisor import HOVER
         known = self.docs.pop(uri, None)
         self.hovers.pop(uri, None)
         self.checks.pop(uri, None)
         self.workers.cancel(uri)
+        self.workers.cancel((uri, HOVER))
         self.ls.text_document_publish_diagnostics(
             self.t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         self.refresh_related(uri, known.read if known is not None else frozenset())
@@ -382,7 +386,9 @@ class _Handlers:
         cached = self.hovers.get(uri)
         if cached is None or cached[0] != state or cached[1].done() and (
                 cached[1].cancelled() or cached[1].exception() is not None):
-            cached = self.hovers[uri] = (state, _on_loop(self.workers.submit(task, key=uri)))
+            # a key of its own: a hover need not wait for its document's project analysis
+            cached = self.hovers[uri] = (state, _on_loop(self.workers.submit(task,
+                                                                            key=(uri, HOVER))))
         try:
             found_index = await asyncio.shield(cached[1])
         except asyncio.CancelledError:

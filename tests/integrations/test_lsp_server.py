@@ -360,12 +360,17 @@ async def _budget_session(root: str) -> dict:
         await editor.begin()
         b = editor.open("roomy/b.py", MODEL)
         await editor.next_for(b)
-        # while one document's analysis runs (unbudgeted it takes about 18 s), another's
-        # is answered: a hover that needs a fresh analysis of its new version
+        # while other documents' analyses run (unbudgeted each takes about 18 s), even as
+        # many as the workers, another's hover is answered: it needs a fresh analysis of
+        # its new version, in the worker kept for hovers
         slow = editor.open("roomy/slow.py", SLOW)
+        more = [editor.open(f"roomy/slow{i}.py", SLOW) for i in (2, 3)]
         editor.change(b, FIXED, 2)
         out["hover_b"] = await editor.hover(b, 16, 4)
-        out["slow_published_by_then"] = list(editor.published.get(slow, []))
+        out["slow_published_by_then"] = [p for uri in [slow] + more
+                                         for p in editor.published.get(uri, [])]
+        for uri in more:  # their analyses are stopped
+            editor.close(uri)
         # its next version supersedes that analysis, which is never published
         editor.change(slow, MODEL, 2)
         skipped = {name: editor.open(name, text) for name, (text, _) in BUDGETED.items()}
@@ -614,18 +619,22 @@ class _IdleWorker:
         pass
 
 
-def test_a_documents_analysis_goes_to_the_worker_that_ran_its_last():
+def test_a_documents_analysis_goes_to_the_worker_that_ran_its_last_and_one_is_kept_for_hovers():
     """What a worker keeps warm (the results of the project files its last analyses
-    read) is of the documents it analysed."""
-    from shardcheck.check.supervisor import PROJECT, SourceTask, SourceWorkers
+    read) is of the documents it analysed; two analyses leave a pool of three one
+    worker for hovers."""
+    from shardcheck.check.supervisor import HOVER, PROJECT, SourceTask, SourceWorkers
     from shardcheck.analyzer.config import Config
     pool = SourceWorkers(3)
     model, train, fresh = _IdleWorker("model"), _IdleWorker("train"), _IdleWorker()
     pool._workers = {id(w): w for w in (model, train, fresh)}
-    task = lambda name: SourceTask(name, "", Config(), kind=PROJECT)  # noqa: E731
+    task = lambda name, kind=PROJECT: SourceTask(name, "", Config(), kind=kind)  # noqa: E731
     for name in ("train", "model", "other"):
         pool.submit(task(name), key=name)
     pool._assign()
     assert model.given == [task("model")] and train.given == [task("train")]
-    assert fresh.given == [task("other")]
+    assert fresh.given == []  # "other" waits: the third worker is kept for hovers
+    pool.submit(task("model", HOVER), key=("model", HOVER))
+    pool._assign()
+    assert fresh.given == [task("model", HOVER)]
     pool.close()
