@@ -91,6 +91,9 @@ class Project:
         self.imported_files: Optional[FrozenSet[str]] = None
         self._env_modules: Dict[int, str] = {}  # id of a module's top-level Env -> its name
         self._shared: Dict[str, Tuple[str, cst.Module]] = {}
+        # the unsaved buffers of an editor's open documents (absolute path -> their bytes),
+        # read instead of their files: the language server's analyses see what the user sees
+        self.overlay: Dict[str, bytes] = {}
 
     def add_file(self, path: str) -> None:
         if path.lower().endswith(".ipynb"):  # checked, never imported
@@ -261,14 +264,16 @@ class Project:
         return module
 
     def read(self, path: str) -> bytes:
-        """The bytes of a project file the check reads (``sources.read_source``), their
-        hash kept as the content the check read: the cache stores a result only while
+        """The bytes of a project file the check reads (``sources.read_source``, or its
+        buffer in ``overlay``), their hash kept as the content the check read: the cache stores a result only while
         each file it read still has that content. Two reads of one file in this process
         that saw two contents keep ``CHANGED``, which no content matches."""
         from .sources import read_source
-        data = read_source(path)
-        digest = content_hash(data)
         key = os.path.abspath(path)
+        data = self.overlay.get(key)
+        if data is None:
+            data = read_source(path)
+        digest = content_hash(data)
         if self.hashes.setdefault(key, digest) != digest:
             self.hashes[key] = CHANGED
         return data

@@ -58,8 +58,12 @@ class Workspace:
     statement may bind, resolved as the interpreter resolves them)."""
 
     def __init__(self, config: Config, files: Iterable[str],
-                 memo: Optional[ImportsMemo] = None) -> None:
+                 memo: Optional[ImportsMemo] = None,
+                 unsaved: Optional[Mapping[str, str]] = None) -> None:
         self.config = config
+        # the text of files an editor holds unsaved (absolute path -> text): their import
+        # statements are read there, not on disk (and never memoised)
+        self._unsaved = dict(unsaved or {})
         self.files: List[str] = list(dict.fromkeys(os.path.abspath(f) for f in files))
         self._project = Project(config)
         for f in self.files:
@@ -94,6 +98,9 @@ class Workspace:
         return found
 
     def _imported_names(self, path: str) -> Tuple[str, ...]:
+        if path in self._unsaved:
+            return tuple(sorted(imported_names(self._unsaved[path], module_name_for(path),
+                                               os.path.basename(path) == "__init__.py")))
         try:
             st = os.stat(path)
         except OSError:

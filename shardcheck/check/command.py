@@ -257,9 +257,12 @@ def _check_stdin(args: argparse.Namespace, cfg) -> int:
 
 
 def files_and_project(args: argparse.Namespace):
-    """(config, files, project) for the paths given, or an exit status after an error."""
+    """(config, files, project) for the paths given, or an exit status after an error.
+    The project holds the files of the project around them too (``project_files``): a
+    file's imports resolve as they do when the whole tree is named (a script beside a
+    src layout finds its package)."""
     from shardcheck.check import config as cfgmod
-    from shardcheck.check.discovery import discover
+    from shardcheck.check.discovery import discover, project_files
     from shardcheck.analyzer.project import Project
     try:
         start = args.paths[0] if os.path.lexists(args.paths[0]) else "."
@@ -276,7 +279,7 @@ def files_and_project(args: argparse.Namespace):
     if missing:
         return 2
     project = Project(cfg)
-    for f in files:
+    for f in files + list(project_files(cfg, args.paths) or ()):
         if os.path.isfile(f):  # a FIFO or a dangling link is reported, never imported
             project.add_file(f)
     return cfg, files, project

@@ -53,10 +53,23 @@ def _ignored(path: str, is_dir: bool, stack: List[Tuple[str, object]]) -> bool:
     return False
 
 
+# A project's configs in YAML or JSON (its meshes, its sharding rules): pre-commit passes
+# the staged ones beside the Python files. They are part of the project, never read as
+# Python; none has findings of its own yet.
+CONFIG_SUFFIXES = (".yml", ".yaml", ".json")
+
+
+def is_config_file(path: str) -> bool:
+    """Whether ``path`` names a config file of the project (not a notebook: ``.ipynb``)."""
+    return path.lower().endswith(CONFIG_SUFFIXES)
+
+
 def discover(paths: List[str], config: Config, force_exclude: bool = False,
              warnings: Optional[List[str]] = None) -> Tuple[List[str], List[str]]:
     """(files to check, missing paths). Directories that cannot be listed are added
-    to ``warnings`` (a message each)."""
+    to ``warnings`` (a message each). A config file named (``is_config_file``) is not
+    among the files to check: the answer for the Python files named is the project's
+    either way."""
     files: List[str] = []
     missing: List[str] = []
     cache: Dict[str, object] = {}
@@ -66,7 +79,8 @@ def discover(paths: List[str], config: Config, force_exclude: bool = False,
         if os.path.isdir(p):
             files.extend(_walk(p, config, cache, force_exclude, warnings))
         elif os.path.lexists(p):
-            files.append(p)  # named explicitly: always checked (or reported as unreadable)
+            if not is_config_file(p):
+                files.append(p)  # named explicitly: always checked (or reported as unreadable)
         else:
             missing.append(p)
     seen = set()

@@ -199,6 +199,7 @@ class _Worker:
         self.ready = False
         self.task: Optional[str] = None
         self.started = 0.0
+        self.last_key: Hashable = None  # the key of the last source task it was given
 
     def give(self, path: str, data: Optional[bytes]) -> None:
         self.task, self.started = path, time.monotonic()
@@ -320,7 +321,8 @@ def threaded_start_method() -> str:
 
 # imported once by the fork server, before it forks any worker
 _FORKSERVER_PRELOAD = ["shardcheck.check.supervisor", "shardcheck.analyzer.interp.model",
-                       "shardcheck.analyzer.rules", "shardcheck.analyzer.hover"]
+                       "shardcheck.analyzer.rules", "shardcheck.analyzer.hover",
+                       "shardcheck.check.project_answer", "shardcheck.check.discovery"]
 
 
 def start_method() -> str:
@@ -332,7 +334,7 @@ def start_method() -> str:
 
 
 # -- single sources: standard input and the language server's buffers -----------------------
-CHECK, HOVER = "check", "hover"
+CHECK, HOVER, PROJECT = "check", "hover", "project"
 
 
 @dataclass(frozen=True)
@@ -341,13 +343,17 @@ class SourceTask:
     its text, as an editor holds it) under the budgets and generated-size limit of
     ``config``, with ``files`` the project files its imports resolve to besides the
     modules beside it. ``kind``: ``CHECK`` answers its findings; ``HOVER`` its
-    ``hover.HoverIndex``, or None when it was not analysed."""
+    ``hover.HoverIndex``, or None when it was not analysed; ``PROJECT`` the project's
+    answer for it (``project_answer.ProjectAnswer``: its importers in the project
+    analysed too, all of it under the one task's budgets). ``overlay``: (path, text) of
+    the unsaved buffers an editor holds, read instead of their files."""
 
     path: str
     source: Union[bytes, str]
     config: Config
     files: Tuple[str, ...] = ()
     kind: str = CHECK
+    overlay: Tuple[Tuple[str, str], ...] = ()
 
     def over_budget(self, why: str) -> Any:
         """The answer when a budget stopped the analysis: ``check``'s skipped-file finding."""
@@ -356,6 +362,9 @@ class SourceTask:
     def failed(self, finding: Finding) -> Any:
         """The answer when the analysis did not finish: ``finding`` (skipped, or an
         internal error), as ``check`` gives it; no hover index."""
+        if self.kind == PROJECT:
+            from shardcheck.check.project_answer import ProjectAnswer
+            return ProjectAnswer([finding])
         return [finding] if self.kind == CHECK else None
 
 
@@ -376,8 +385,13 @@ def _encoded(text: str) -> bytes:
 def _answer(task: SourceTask) -> Any:
     """A task's answer, computed in this process. The project is built afresh: the
     modules it imports may have changed on disk since the last task."""
-    init_worker(task.config, list(task.files))
     data = task.source if isinstance(task.source, bytes) else _encoded(task.source)
+    overlay = {os.path.abspath(p): _encoded(text) for p, text in task.overlay}
+    if task.kind == PROJECT:
+        from shardcheck.check.project_answer import answer
+        return answer(task.path, data, task.config, overlay)
+    init_worker(task.config, list(task.files))
+    _state["project"].overlay = overlay
     if task.kind == CHECK:
         return check_one(task.path, data)[2]
     from shardcheck.analyzer.hover import index
@@ -678,12 +692,16 @@ class SourceWorkers:
                 job.future.set_exception(Superseded("a newer task replaced it"))
 
     def _assign(self) -> None:
-        """Each queued job whose key runs nothing to an idle worker: hovers first (someone
-        waits for them; diagnostics come when they come), else in order; workers started
-        for the jobs left waiting (a server's pool is kept at its size: a killed worker is
-        replaced at once)."""
+        """Each queued job whose key runs nothing to an idle worker, the one that ran the
+        key's last job where it is idle (what a project's analysis keeps warm is of that
+        document's project): hovers first (someone waits for them; diagnostics come when
+        they come), else in order; a pool of more than one keeps a worker for hovers (a
+        language server's project analyses, an edited file's and those of the open files
+        it calls, would take them all); workers started for the jobs left waiting (a
+        server's pool is kept at its size: a killed worker is replaced at once)."""
         idle = [w for w in self._workers.values() if w.ready and id(w) not in self._jobs]
         busy = {j.key for j in self._jobs.values() if j.key is not None}
+        analyses = sum(1 for j in self._jobs.values() if j.task.kind != HOVER)
         given: List[Tuple[_Job, _Worker]] = []
         waiting = 0
         with self._lock:
@@ -691,17 +709,23 @@ class SourceWorkers:
                 if job.future.cancelled():
                     self._queue.remove(job)
                 elif job.key is None or job.key not in busy:
-                    if not idle:
+                    kept = job.task.kind != HOVER and 1 < self._size <= analyses + 1
+                    if not idle or kept:
                         waiting += 1
                         continue
                     self._queue.remove(job)
-                    given.append((job, idle.pop()))
+                    warm = [w for w in idle if job.key is not None and w.last_key == job.key]
+                    worker = warm[0] if warm else idle[-1]
+                    idle.remove(worker)
+                    given.append((job, worker))
+                    analyses += job.task.kind != HOVER
                     if job.key is not None:
                         busy.add(job.key)
         for job, w in given:
             if job.future.set_running_or_notify_cancel():
                 self._jobs[id(w)] = job
                 job.started = time.monotonic()
+                w.last_key = job.key
                 w.give_source(job.task)
         if self._thread is not None and (self._workers or given or waiting):
             missing = self._size - len(self._workers)

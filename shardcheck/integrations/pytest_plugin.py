@@ -1,8 +1,12 @@
 """shardcheck's pytest plugin (entry point ``pytest11``; inactive unless asked for).
 
 - ``--shardcheck``: every ``.py``/``.ipynb`` file pytest collects is also a test item that
-  fails with the file's error-level findings (``[tool.shardcheck]`` from the rootdir's
-  pyproject.toml applies; warnings are listed, not failed).
+  fails with the file's error-level findings, the project's answer for it as ``shardcheck
+  check FILE`` gives it: the files collected are checked in one run of the runner (the
+  cache, the per-file budgets, and the project files that import them analysed too), and
+  each item reports the findings placed in its file, and those its file's calls place
+  in a module no item checks (``[tool.shardcheck]`` from the rootdir's pyproject.toml
+  applies; warnings are listed, not failed).
 - ``--shardcheck-packages=pkg[,pkg2]``: functions of those packages whose parameters or
   return are annotated ``Sharded[...]`` are wrapped in ``sharding_types.check_shardings``
   as they are imported (as jaxtyping's import hook does), so the test suite checks
@@ -21,7 +25,7 @@ import importlib.machinery
 import inspect
 import os
 import sys
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import pytest
 
@@ -81,18 +85,13 @@ class ShardcheckFailure(Exception):
         self.lines = lines
 
 
-_CONFIG: dict = {}
-
-
 class ShardcheckItem(pytest.Item):
     def runtest(self) -> None:
-        from shardcheck.check import config as cfgmod
-        from shardcheck.analyzer.engine import check_file
         from shardcheck.output.findings import text
-        root = str(self.config.rootpath)
-        if root not in _CONFIG:
-            _CONFIG[root] = cfgmod.load(None, start=root)
-        findings = check_file(str(self.path), _CONFIG[root])
+        found = _session_findings(self.session)
+        if isinstance(found, str):  # the config is wrong: every item says it
+            raise ShardcheckFailure([found])
+        findings = found.get(os.path.abspath(self.path), [])
         if any(f.severity == "error" for f in findings):
             raise ShardcheckFailure(text(findings, 1).splitlines())
 
@@ -103,6 +102,44 @@ class ShardcheckItem(pytest.Item):
 
     def reportinfo(self) -> Any:
         return self.path, None, f"shardcheck: {self.path.name}"
+
+
+# the session's findings, by the file of the item that reports them (or the config error)
+_FINDINGS = pytest.StashKey[Union[Dict[str, list], str]]()
+
+
+def _session_findings(session: Any) -> Union[Dict[str, list], str]:
+    """The findings of every item the session runs, from one run of the runner (made by
+    the first item that runs): a file's answer depends on the project files that import
+    it, which a run per item would analyse again for each."""
+    if _FINDINGS not in session.stash:
+        files = [str(item.path) for item in session.items if isinstance(item, ShardcheckItem)]
+        session.stash[_FINDINGS] = _check(files, str(session.config.rootpath))
+    return session.stash[_FINDINGS]
+
+
+def _check(files: List[str], root: str) -> Union[Dict[str, list], str]:
+    """``shardcheck check FILES``'s findings (the config from ``root``), each kept for the
+    item of the file it is placed in; one placed in a module no item checks goes to the
+    item whose file's call caused it (its notes name the call); or the config error."""
+    from shardcheck.check import cache as cachemod
+    from shardcheck.check import config as cfgmod
+    from shardcheck.check import runner
+    from shardcheck.check.discovery import project_files
+    try:
+        cfg = cfgmod.load(None, start=root)
+    except cfgmod.ConfigError as e:
+        return f"shardcheck: config error: {e}"
+    cache_dir = cfg.cache_dir or cachemod.default_dir(cfg.root if cfg.source else None, root)
+    result = runner.run(files, cfg, cache_dir=cache_dir, project_files=project_files(cfg, files))
+    by_file: Dict[str, list] = {os.path.abspath(f): [] for f in files}
+    for finding in result.findings:
+        where = os.path.abspath(finding.filename)
+        if where not in by_file:
+            callers = [os.path.abspath(r.filename) for r in reversed(finding.related)]
+            where = next((c for c in callers if c in by_file), os.path.abspath(files[0]))
+        by_file[where].append(finding)
+    return by_file
 
 
 # -- the fixture -----------------------------------------------------------------------------

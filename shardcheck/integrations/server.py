@@ -1,14 +1,19 @@
 """``shardcheck server``: a language server (LSP over stdio, on pygls and lsprotocol).
 
-It publishes ``check``'s findings for each open Python file on open, change and save
-(the editor's buffer, checked as ``check - --stdin-filename PATH`` checks it: the
-file's ``[tool.shardcheck]``, its ``per-file-ignores`` and ``exclude``, sibling imports
-read from disk), offers each finding's fix as a quick fix and all safe fixes as
-``source.fixAll.shardcheck``, and on hover shows the sharding type shardcheck infers
-for the array expression under the cursor.
+It publishes ``check``'s findings for each open Python file on open, change and save:
+the project's answer for the file, as ``check FILE`` gives it (the file's
+``[tool.shardcheck]``, its ``per-file-ignores`` and ``exclude``; the project files that
+import it analysed too, for the findings their calls prove in it), with the unsaved
+buffers of the open documents standing for their files (``project_answer``). A change
+to one document re-publishes each open document whose answer read it, or that it reads:
+an edit of train.py's mesh re-publishes model.py's findings, which train.py's call of
+model.py's function proves. It offers each finding's fix as a quick fix and all safe
+fixes as ``source.fixAll.shardcheck``, and on hover shows the sharding type shardcheck
+infers for the array expression under the cursor.
 
 Every analysis runs in a warm worker process under the file's ``timeout-per-file`` and
-``memory-per-file`` (``supervisor.SourceWorkers``): a document past a budget gets
+``memory-per-file`` (``supervisor.SourceWorkers``; a document's analysis with its
+importers is one task, under one file's budgets): a document past a budget gets
 ``check``'s skipped-file diagnostic, and the server answers other requests meanwhile.
 An analysis of an older version of a document is never published.
 """
@@ -20,27 +25,38 @@ import functools
 import os
 import sys
 from concurrent.futures import Future
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 from shardcheck._version import __version__
 
 FIX_ALL = "source.fixAll.shardcheck"
-# worker processes: one document's runaway analysis leaves one for the others
-WORKERS = 2
+# worker processes: one is kept for hovers (``SourceWorkers``), and an edit's analyses
+# (the edited document's and those of the open documents it calls) share the others; a
+# document's runaway analysis leaves one for them
+WORKERS = 3
+
+
+# uri -> the version of each open document an analysis read the buffer of
+Seen = Dict[str, Optional[int]]
 
 
 class _Document:
-    """What the last analysis of one document gave."""
+    """What the last analysis of one document gave: its findings, the files its answer
+    read (``ProjectAnswer.read``) and the open documents' versions it saw."""
 
-    def __init__(self, version: Optional[int], source: str, findings: list) -> None:
+    def __init__(self, version: Optional[int], source: str, findings: list,
+                 read: FrozenSet[str] = frozenset(), seen: Optional[Seen] = None) -> None:
         self.version, self.source, self.findings = version, source, findings
+        self.read, self.seen = read, seen or {}
 
 
 class _Pending:
-    """An analysis under way: the version of the document it analyses, and its answer."""
+    """An analysis under way: the version of the document it analyses, the open
+    documents' versions it sees, and its answer."""
 
-    def __init__(self, version: Optional[int], source: str, answer: asyncio.Future) -> None:
-        self.version, self.source, self.answer = version, source, answer
+    def __init__(self, version: Optional[int], source: str, answer: asyncio.Future,
+                 seen: Seen) -> None:
+        self.version, self.source, self.answer, self.seen = version, source, answer, seen
 
 
 class _Settings:
@@ -103,7 +119,8 @@ class _Handlers:
         self.from_fs_path, self.to_fs_path = from_fs_path, to_fs_path
         self.docs: Dict[str, _Document] = {}
         self.checks: Dict[str, _Pending] = {}  # uri -> its latest analysis under way
-        self.hovers: Dict[str, Tuple[str, asyncio.Future]] = {}  # uri -> (source, its HoverIndex)
+        # uri -> (its source and the open documents' versions, its HoverIndex)
+        self.hovers: Dict[str, Tuple[Any, asyncio.Future]] = {}
         self.settings = _Settings()
         # not forked from here: pygls runs threads, and a child would inherit their locks
         self.workers = SourceWorkers(WORKERS, method=threaded_start_method())
@@ -124,12 +141,27 @@ class _Handlers:
                     end=t.Position(line=max(end_row - 1, 0), character=max(end_col - 1, 0)))
         return self.ls.workspace.position_codec.range_to_client_units(lines, r)
 
+    def _lines_of(self, path: str) -> List[str]:
+        """The lines of the file a note points into, for its range in the client's units:
+        its open document's, else the file's on disk ([] when it cannot be read)."""
+        from shardcheck.analyzer.sources import SourceError, Unreadable, decode_source, read_source
+        uri = self.from_fs_path(os.path.abspath(path))
+        doc = self.opened(uri) if uri else None
+        if doc is not None:
+            return doc.lines
+        try:
+            return decode_source(read_source(path)).splitlines(keepends=True)
+        except (Unreadable, SourceError):
+            return []
+
     def diagnostic(self, f, index: int, lines: List[str]):
         from shardcheck.analyzer.ftypes import ERROR
         t = self.t
         related = []
-        for r in f.related:
-            other = lines if os.path.abspath(r.filename) == os.path.abspath(f.filename) else []
+        files: Dict[str, List[str]] = {os.path.abspath(f.filename): lines}
+        for r in f.related:  # a note in another file: the call that proves the finding
+            where = os.path.abspath(r.filename)
+            other = files[where] if where in files else files.setdefault(where, self._lines_of(where))
             related.append(t.DiagnosticRelatedInformation(
                 location=t.Location(uri=self.from_fs_path(os.path.abspath(r.filename)) or r.filename,
                                     range=self.rng(other, r.row, r.column, r.end_row, r.end_column)),
@@ -148,36 +180,56 @@ class _Handlers:
         return [t.Diagnostic(range=t.Range(start=start, end=start), message=message,
                              severity=t.DiagnosticSeverity.Error, source="shardcheck")]
 
-    def _publish(self, uri: str, doc, findings: list, diagnostics: Optional[list] = None) -> None:
-        self.docs[uri] = _Document(doc.version, doc.source, findings)
+    def _publish(self, uri: str, doc, findings: list, diagnostics: Optional[list] = None,
+                 read: FrozenSet[str] = frozenset(), seen: Optional[Seen] = None) -> None:
+        self.docs[uri] = _Document(doc.version, doc.source, findings, read, seen)
         if diagnostics is None:
             diagnostics = [self.diagnostic(f, i, doc.lines) for i, f in enumerate(findings)]
         self.ls.text_document_publish_diagnostics(self.t.PublishDiagnosticsParams(
             uri=uri, version=doc.version, diagnostics=diagnostics))
 
+    def _python(self, uri: str, doc) -> Optional[str]:
+        """The path of the document at ``uri`` if it is a Python file, else None."""
+        path = self.to_fs_path(uri)
+        if path is None or not (path.endswith((".py", ".pyi")) or doc.language_id == "python"):
+            return None
+        return path
+
+    def _buffers(self) -> Tuple[Tuple[Tuple[str, str], ...], Seen]:
+        """(the (path, text) of each open Python document, the version of each)."""
+        buffers, seen = [], {}
+        for uri, doc in list(self.ls.workspace.text_documents.items()):
+            path = self._python(uri, doc)
+            if path is not None:
+                buffers.append((path, doc.source))
+                seen[uri] = doc.version
+        return tuple(buffers), seen
+
     def _task(self, uri: str, doc, kind: str):
         """(the document's analysis as a worker's task, None) or (None, why it has
-        none: "other" for a file that is not Python, else its config error)."""
-        from shardcheck.check.supervisor import CHECK, SourceTask
-        path = self.to_fs_path(uri)
-        if path is None or kind == CHECK and not (path.endswith((".py", ".pyi"))
-                                                  or doc.language_id == "python"):
+        none: "other" for a file that is not Python, else its config error). The task
+        reads the open documents' buffers for their files."""
+        from shardcheck.check.supervisor import HOVER, SourceTask
+        path = self._python(uri, doc) if kind != HOVER else self.to_fs_path(uri)
+        if path is None:
             return None, "other"
         cfg, problem = self.settings.config(path)
         if cfg is None:
             return None, problem or ""
         files = (path,) if os.path.isfile(path) else ()  # its siblings import as from the file
-        return SourceTask(path, doc.source, cfg, files, kind), None
+        overlay = tuple((p, text) for p, text in self._buffers()[0] if p != path)
+        return SourceTask(path, doc.source, cfg, files, kind, overlay), None
 
     def analyse(self, uri: str) -> None:
-        """Analyse the document as it is now; its diagnostics are published when the
-        analysis ends, unless the document changed meanwhile."""
-        from shardcheck.check.supervisor import CHECK
+        """Analyse the document as it is now (the project's answer for it); its
+        diagnostics are published when the analysis ends, unless the document (or an
+        open document the analysis read) changed meanwhile."""
+        from shardcheck.check.supervisor import PROJECT
         doc = self.opened(uri)
         if doc is None or self.shut_down:
             return
         self.checks.pop(uri, None)
-        task, problem = self._task(uri, doc, CHECK)
+        task, problem = self._task(uri, doc, PROJECT)
         if task is None:
             if problem != "other":
                 self._publish(uri, doc, [], self._config_error(problem or ""))
@@ -185,7 +237,8 @@ class _Handlers:
         if task.config.is_excluded(os.path.abspath(task.path)):
             self._publish(uri, doc, [])
             return
-        pending = _Pending(doc.version, doc.source, _on_loop(self.workers.submit(task, key=uri)))
+        pending = _Pending(doc.version, doc.source, _on_loop(self.workers.submit(task, key=uri)),
+                           self._buffers()[1])
         self.checks[uri] = pending
         pending.answer.add_done_callback(lambda _: self._checked(uri, pending, task))
 
@@ -207,9 +260,35 @@ class _Handlers:
             return
         self._say_if_in_process()
         here = os.path.abspath(task.path)
+        result = answer.result()
         # a finding placed in a module this one imports belongs to that file
-        findings = [f for f in answer.result() if os.path.abspath(f.filename) == here]
-        self._publish(uri, doc, self._baselined(task.config, findings))
+        findings = [f for f in result.findings if os.path.abspath(f.filename) == here]
+        known = self.docs.get(uri)
+        # none is known when a budget stopped it: the last answer's stands
+        read = frozenset(result.read) or (known.read if known is not None else frozenset())
+        self._publish(uri, doc, self._baselined(task.config, findings), read=read,
+                      seen=pending.seen)
+        self.refresh_related(uri)
+
+    def refresh_related(self, uri: str, read: Optional[FrozenSet[str]] = None) -> None:
+        """Analyse again each open document whose answer depends on ``uri`` as it is
+        now: its last answer read ``uri``'s file, or ``uri``'s answer (``read``, else the
+        last) read its file (``uri`` calls it: train.py's call proves model.py's
+        findings), and its latest analysis saw another version of ``uri`` (or saw it
+        open, and it is closed now)."""
+        path = os.path.abspath(self.to_fs_path(uri) or uri)
+        if read is None:
+            known = self.docs.get(uri)
+            read = known.read if known is not None else frozenset()
+        now = self.opened(uri)
+        version = now.version if now is not None else None
+        for other, known in list(self.docs.items()):
+            if other == uri or not (path in known.read or
+                                    os.path.abspath(self.to_fs_path(other) or other) in read):
+                continue
+            latest = self.checks.get(other) or known
+            if latest.seen.get(uri) != version:
+                self.analyse(other)
 
     def _say_if_in_process(self) -> None:
         failure = self.workers.failure
@@ -262,12 +341,17 @@ class _Handlers:
         return None
 
     def close(self, uri: str) -> None:
-        self.docs.pop(uri, None)
+        """The document closed: its diagnostics cleared, and the open documents whose
+        answer read its buffer analysed again, with its file on disk."""
+        from shardcheck.check.supervisor import HOVER
+        known = self.docs.pop(uri, None)
         self.hovers.pop(uri, None)
         self.checks.pop(uri, None)
         self.workers.cancel(uri)
+        self.workers.cancel((uri, HOVER))
         self.ls.text_document_publish_diagnostics(
             self.t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.refresh_related(uri, known.read if known is not None else frozenset())
 
     async def code_action(self, params):
         t = self.t
@@ -296,11 +380,15 @@ class _Handlers:
         task, _ = self._task(uri, doc, HOVER)
         if task is None:
             return None
-        source, lines = doc.source, doc.lines  # the version the position is in
+        lines = doc.lines  # the version the position is in
+        # the index is of this text, with the other open documents' buffers as they are
+        state = (doc.source, sorted(self._buffers()[1].items()))
         cached = self.hovers.get(uri)
-        if cached is None or cached[0] != source or cached[1].done() and (
+        if cached is None or cached[0] != state or cached[1].done() and (
                 cached[1].cancelled() or cached[1].exception() is not None):
-            cached = self.hovers[uri] = (source, _on_loop(self.workers.submit(task, key=uri)))
+            # a key of its own: a hover need not wait for its document's project analysis
+            cached = self.hovers[uri] = (state, _on_loop(self.workers.submit(task,
+                                                                            key=(uri, HOVER))))
         try:
             found_index = await asyncio.shield(cached[1])
         except asyncio.CancelledError:
@@ -357,10 +445,12 @@ def build():
     @ls.feature(t.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: t.DidOpenTextDocumentParams) -> None:
         h.analyse(params.text_document.uri)
+        h.refresh_related(params.text_document.uri)
 
     @ls.feature(t.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: t.DidChangeTextDocumentParams) -> None:
         h.analyse(params.text_document.uri)
+        h.refresh_related(params.text_document.uri)  # by what its last answer read
 
     @ls.feature(t.TEXT_DOCUMENT_DID_SAVE)
     def did_save(params: t.DidSaveTextDocumentParams) -> None:

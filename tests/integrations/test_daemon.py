@@ -75,6 +75,21 @@ def test_a_served_run_reports_what_an_in_process_run_does(daemon, tmp_path):
     assert code == 1 and [f["code"] for f in json.loads(out)] == ["SC101"]
 
 
+def test_a_served_run_on_one_module_gives_the_projects_answer(daemon, tmp_path):
+    """model.py named alone: its findings come from train.py, which imports it (issue 37)."""
+    import tinylm_project
+    tinylm_project.write(tmp_path)
+    before = _served(daemon)
+    code, out, err = _shardcheck(["check", "--daemon", "--output-format", "concise",
+                                  "src/tinylm/model.py"], daemon, tmp_path)
+    assert _served(daemon) == before + 1
+    assert code == 1, out + err
+    finding, note = out.splitlines()[:2]
+    assert finding.startswith("src/tinylm/model.py:10:75: SC104 error:")
+    assert note == ("src/tinylm/train.py:17:18: note: `init_params` is called here, with the "
+                    "values this finding depends on")
+
+
 def test_a_served_client_imports_no_analysis(daemon, tmp_path):
     (tmp_path / "bad.py").write_text(SRC)
     before = subprocess.run([sys.executable, "-c", "import sys; print(*sys.modules)"],

@@ -96,6 +96,14 @@ class _Editor(LanguageClient):
         self.initialized(t.InitializedParams())
         return init
 
+    async def until(self, uri: str, wanted):
+        """The next diagnostics published for ``uri`` for which ``wanted(diagnostics)``
+        holds (those before it are taken too)."""
+        while True:
+            published = await self.next_for(uri)
+            if wanted(published.diagnostics):
+                return published
+
     async def next_for(self, uri: str):
         """The next diagnostics published for ``uri`` that this has not returned yet."""
         seen = self._taken.get(uri, 0)
@@ -352,12 +360,17 @@ async def _budget_session(root: str) -> dict:
         await editor.begin()
         b = editor.open("roomy/b.py", MODEL)
         await editor.next_for(b)
-        # while one document's analysis runs (unbudgeted it takes about 18 s), another's
-        # is answered: a hover that needs a fresh analysis of its new version
+        # while other documents' analyses run (unbudgeted each takes about 18 s), even as
+        # many as the workers, another's hover is answered: it needs a fresh analysis of
+        # its new version, in the worker kept for hovers
         slow = editor.open("roomy/slow.py", SLOW)
+        more = [editor.open(f"roomy/slow{i}.py", SLOW) for i in (2, 3)]
         editor.change(b, FIXED, 2)
         out["hover_b"] = await editor.hover(b, 16, 4)
-        out["slow_published_by_then"] = list(editor.published.get(slow, []))
+        out["slow_published_by_then"] = [p for uri in [slow] + more
+                                         for p in editor.published.get(uri, [])]
+        for uri in more:  # their analyses are stopped
+            editor.close(uri)
         # its next version supersedes that analysis, which is never published
         editor.change(slow, MODEL, 2)
         skipped = {name: editor.open(name, text) for name, (text, _) in BUDGETED.items()}
@@ -481,3 +494,147 @@ def test_requests_after_shutdown_are_invalid_and_exit_says_whether_it_came(proto
 
 def test_no_traceback_on_stderr(protocol):
     assert protocol["stderr"] and "Traceback" not in protocol["stderr"]
+
+
+# -- the project is the unit (issue 37): a document's diagnostics are the project's answer --
+def _sc104(diagnostics) -> list:
+    return [d for d in diagnostics if d.code == "SC104"]
+
+
+# tests/tinylm_project.py: model.py's two SC104s are proved by train.py's call at line 17
+CALL_ROW, SC104_ROWS = 17, [10, 11]
+
+
+def _dividing(train: str) -> str:
+    """train.py with a mesh whose `model` axis (2) divides D_FF = 250."""
+    return train.replace("make_mesh()", "make_mesh(model=2)")
+
+
+async def _project_session(root: str) -> dict:
+    import time
+
+    import tinylm_project
+    out: dict = {}
+    editor = _Editor(root)
+    try:
+        await editor.begin()
+        model = editor.open("src/tinylm/model.py", tinylm_project.MODEL.format(d_ff=250))
+        train = editor.open("src/tinylm/train.py", tinylm_project.TRAIN)
+        out["model"] = await editor.until(model, _sc104)
+        out["train"] = await editor.until(train, lambda d: True)
+        out["uris"] = {"model": model, "train": train}
+        # train.py's buffer only (the file on disk still gives the SC104s)
+        start = time.monotonic()
+        editor.change(train, _dividing(tinylm_project.TRAIN), 2)
+        out["dividing"] = await editor.until(model, lambda d: not _sc104(d))
+        out["republished_in"] = time.monotonic() - start
+        editor.change(train, tinylm_project.TRAIN, 3)  # and back
+        out["back"] = await editor.until(model, _sc104)
+        out["hover"] = await editor.hover(train, CALL_ROW + 1, 8)  # y = step(params, x)
+        # closed unsaved: model.py's answer reads train.py's file again
+        editor.change(train, _dividing(tinylm_project.TRAIN), 4)
+        await editor.until(model, lambda d: not _sc104(d))
+        editor.close(train)
+        out["closed"] = await editor.until(model, _sc104)
+    finally:
+        await editor.end()
+    return out
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    import tinylm_project
+    root = tmp_path_factory.mktemp("tinylm")
+    tinylm_project.write(root)
+    return asyncio.run(_project_session(str(root)))
+
+
+def test_a_documents_diagnostics_include_what_its_importers_calls_prove(project):
+    found = _sc104(project["model"].diagnostics)
+    assert [d.range.start.line for d in found] == [row - 1 for row in SC104_ROWS]
+    for d in found:
+        assert "250" in d.message
+        (note,) = d.related_information
+        assert note.location.uri == project["uris"]["train"]
+        assert note.location.range.start.line == CALL_ROW - 1
+        assert note.location.range.start.character == 17
+        assert "`init_params` is called here" in note.message
+    assert not _sc104(project["train"].diagnostics)  # placed in model.py, shown there only
+
+
+def test_an_edit_of_the_importer_re_publishes_the_document(project):
+    assert list(project["dividing"].diagnostics) == []
+    print(f"model.py re-published {project['republished_in']:.2f} s after train.py's edit")
+    back = _sc104(project["back"].diagnostics)
+    assert len(back) == 2 and all("splits 4 ways" in d.message for d in back)
+    assert "float32[16@data,64]" in _hover_text(project["hover"])
+    assert _sc104(project["closed"].diagnostics) == back  # train.py closed unsaved: its file
+
+
+# -- the analysis a document's diagnostics come from (a worker's task, here in-process) ----
+def _answer(root, name, text, **buffers):
+    """The project's answer for ``name`` holding ``text``, the other open documents'
+    buffers by file name (train="..." stands for src/tinylm/train.py)."""
+    from shardcheck.check import config as cfgmod
+    from shardcheck.check.supervisor import PROJECT, SourceTask, answer_here
+    path = str(root / "src" / "tinylm" / name)
+    overlay = tuple((str(root / "src" / "tinylm" / f"{n}.py"), t) for n, t in buffers.items())
+    return answer_here(SourceTask(path, text, cfgmod.load(None, start=path), kind=PROJECT,
+                                  overlay=overlay))
+
+
+def test_a_project_answer_reads_the_open_buffers_and_keeps_what_an_edit_leaves(tmp_path):
+    import tinylm_project
+    tinylm_project.write(tmp_path)
+    package = tmp_path / "src" / "tinylm"
+    model, train = tinylm_project.MODEL.format(d_ff=250), tinylm_project.TRAIN
+    first = _answer(tmp_path, "model.py", model)
+    assert [f.code for f in first.findings] == ["SC104", "SC104"] and first.analysed == 2
+    assert {str(package / f) for f in ("model.py", "train.py", "mesh.py")} <= set(first.read)
+    # train.py's buffer, not its file: model.py's own result is kept, train.py's is new
+    dividing = _answer(tmp_path, "model.py", model, train=_dividing(train))
+    assert dividing.findings == [] and dividing.analysed == 1
+    # an import taken out of a buffer counts: train.py is no importer then
+    unused = _answer(tmp_path, "model.py", model, train="import jax\n")
+    assert unused.findings == [] and unused.analysed == 0
+    assert str(package / "train.py") not in unused.read
+    # and back to train.py's file: model.py's own result is still kept
+    again = _answer(tmp_path, "model.py", model)
+    assert again.findings == first.findings and again.analysed == 1
+    # the document's own text changed: it and its importer are analysed again
+    padded = _answer(tmp_path, "model.py", tinylm_project.MODEL.format(d_ff=256))
+    assert padded.findings == [] and padded.analysed == 2
+
+
+class _IdleWorker:
+    """A ready worker of a pool, recording the tasks it is given."""
+
+    def __init__(self, last_key=None) -> None:
+        self.ready, self.last_key, self.given = True, last_key, []
+
+    def give_source(self, task) -> None:
+        self.given.append(task)
+
+    def stop(self, kill: bool = False) -> None:
+        pass
+
+
+def test_a_documents_analysis_goes_to_the_worker_that_ran_its_last_and_one_is_kept_for_hovers():
+    """What a worker keeps warm (the results of the project files its last analyses
+    read) is of the documents it analysed; two analyses leave a pool of three one
+    worker for hovers."""
+    from shardcheck.check.supervisor import HOVER, PROJECT, SourceTask, SourceWorkers
+    from shardcheck.analyzer.config import Config
+    pool = SourceWorkers(3)
+    model, train, fresh = _IdleWorker("model"), _IdleWorker("train"), _IdleWorker()
+    pool._workers = {id(w): w for w in (model, train, fresh)}
+    task = lambda name, kind=PROJECT: SourceTask(name, "", Config(), kind=kind)  # noqa: E731
+    for name in ("train", "model", "other"):
+        pool.submit(task(name), key=name)
+    pool._assign()
+    assert model.given == [task("model")] and train.given == [task("train")]
+    assert fresh.given == []  # "other" waits: the third worker is kept for hovers
+    pool.submit(task("model", HOVER), key=("model", HOVER))
+    pool._assign()
+    assert fresh.given == [task("model", HOVER)]
+    pool.close()

@@ -28,8 +28,9 @@ x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("batch", None)))
 '''
 
 
-def _user_repo(tmp_path):
-    """A git repository with a bad and a good file staged; pre-commit's environment."""
+def _user_repo(tmp_path, project=None):
+    """A git repository with a bad and a good file (or what ``project(repo)`` writes);
+    pre-commit's environment."""
     pytest.importorskip("pre_commit")
     assert shutil.which("git")
     repo = tmp_path / "user_repo"
@@ -39,6 +40,9 @@ def _user_repo(tmp_path):
     git = lambda *args: subprocess.run(["git", *args], cwd=repo, check=True,  # noqa: E731
                                        capture_output=True, env=env)
     git("init", "-q")
+    if project is not None:
+        project(repo)
+        return repo, env, git
     (repo / "good.py").write_text("import jax\nx = jax.numpy.zeros((8,))\n")
     (repo / "bad.py").write_text(BAD)
     return repo, env, git
@@ -106,10 +110,10 @@ def _assert_fails_on_bad_and_passes_on_good(hook):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def _local_hook(tmp_path, hook_id, **overrides):
-    """The manifest's hook ``hook_id`` as a user's repository configures it, with the
-    installed package as its environment (``language: system``): (repo, env, script,
-    run), where ``run(*files)`` is ``pre-commit run HOOK --files ...``."""
+def _local_hook(tmp_path, hook_id, project=None, **overrides):
+    """The manifest's hook ``hook_id`` as a user's repository (``_user_repo``) configures
+    it, with the installed package as its environment (``language: system``): (repo,
+    env, script, run), where ``run(*files)`` is ``pre-commit run HOOK --files ...``."""
     from pre_commit.clientlib import load_manifest  # pre-commit's own manifest validation
     hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
     assert sorted(hooks) == ["shardcheck", "shardcheck-fix"]
@@ -117,7 +121,7 @@ def _local_hook(tmp_path, hook_id, **overrides):
     script = shutil.which("shardcheck", path=os.path.dirname(sys.executable))
     if script is None:
         pytest.skip("needs the shardcheck script installed beside this Python")
-    repo, env, git = _user_repo(tmp_path)
+    repo, env, git = _user_repo(tmp_path, project)
     env["PATH"] = os.path.dirname(script) + os.pathsep + env.get("PATH", "")
     local = dict(hooks[hook_id], language="system", **overrides)
     config = {"repos": [{"repo": "local", "hooks": [local]}]}
@@ -176,3 +180,40 @@ def test_the_fix_hook_rewrites_legacy_spellings_and_pre_commit_reports_the_chang
     assert r.returncode == 1 and "files were modified by this hook" in r.stdout, r.stdout
     assert (repo / "legacy.py").read_text() == legacy.replace("with mesh:",
                                                               "with jax.set_mesh(mesh):")
+
+
+def test_a_commit_of_one_module_gets_the_projects_answer_and_its_configs_pass(tmp_path):
+    """The review's case (issue 37): a commit staging only model.py passed, though
+    train.py's call of its init_params shards D_FF = 250 four ways."""
+    import tinylm_project
+    repo, env, _, _ = _local_hook(tmp_path, "shardcheck", args=["--no-daemon"],
+                                  project=lambda r: tinylm_project.write(r, d_ff=256))
+    git = lambda *args: subprocess.run(["git", *args], cwd=repo, capture_output=True,  # noqa: E731
+                                       text=True, env=env, timeout=300)
+    git("add", ".")
+    assert git("commit", "-q", "--no-verify", "-m", "tinylm").returncode == 0
+    installed = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo,
+                               capture_output=True, text=True, env=env, timeout=60)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    model = repo / "src" / "tinylm" / "model.py"
+    model.write_text(tinylm_project.MODEL.format(d_ff=250))  # the change: only it is staged
+    git("add", "src/tinylm/model.py")
+    r = git("commit", "-m", "D_FF = 250")
+    said = r.stdout + r.stderr  # git shows its hook's output on stderr
+    assert r.returncode == 1, said
+    assert "src/tinylm/model.py:10:75: SC104" in said
+    assert "src/tinylm/train.py:17:18: note: `init_params` is called here" in said
+    # a config staged beside it goes to the hook too, and is not read as Python
+    (repo / "configs").mkdir()
+    (repo / "configs" / "mesh.yaml").write_text("mesh:\n  data: 2\n  model: 4\n")
+    (repo / "configs" / "rules.json").write_text('{"rules": [["embed", "model"]]}\n')
+    model.write_text(tinylm_project.MODEL.format(d_ff=512))
+    git("add", ".")
+    r = git("commit", "-m", "D_FF = 512, and the mesh's config")
+    assert r.returncode == 0, r.stdout + r.stderr
+    (repo / "configs" / "mesh.yaml").write_text("mesh:\n  data: 4\n  model: 2\n")
+    git("add", ".")
+    r = subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck", "--verbose"],
+                       cwd=repo, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and "Passed" in r.stdout, r.stdout + r.stderr  # not Skipped
+    assert "All checks passed (0 files)." in r.stdout  # no syntax error in a YAML file

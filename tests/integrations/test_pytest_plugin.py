@@ -86,3 +86,63 @@ def test_inactive_unless_asked(tmp_path):
     _project(tmp_path)
     r = _pytest(tmp_path, "pkg")
     assert r.returncode == 5 and "no tests ran" in r.stdout  # nothing collected from pkg/
+
+
+# -- the project is the unit (issue 37): each item gives `shardcheck check FILE`'s answer ----
+# A conftest of the user's that counts the runs of the runner the session makes
+COUNTING_CONFTEST = '''
+import shardcheck.check.runner as runner
+
+RUNS = []
+_run = runner.run
+
+
+def counted(files, *args, **kwargs):
+    RUNS.append(len(files))
+    return _run(files, *args, **kwargs)
+
+
+runner.run = counted
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"shardcheck runs: {RUNS}")
+'''
+
+
+def test_each_item_gives_the_projects_answer_for_its_file(tmp_path):
+    import tinylm_project  # tests/tinylm_project.py
+    tinylm_project.write(tmp_path)
+    (tmp_path / "conftest.py").write_text(COUNTING_CONFTEST)
+    r = _pytest(tmp_path, "--shardcheck", "src", "scripts")
+    assert r.returncode == 1, r.stdout + r.stderr
+    # the review's case: the typo is seen only with the package's mesh resolved
+    assert "FAILED scripts/demo.py::shardcheck" in r.stdout
+    assert "scripts/demo.py:10:45: SC101" in r.stdout
+    # model.py's findings come from train.py's call, and fail model.py's item alone
+    assert "FAILED src/tinylm/model.py::shardcheck" in r.stdout
+    model = r.stdout.split("src/tinylm/model.py:10:75: SC104", 1)[1].split("\n___", 1)[0]
+    assert "src/tinylm/model.py:11:76: SC104" in model and "SC101" not in model
+    assert model.count("src/tinylm/train.py:17:18: note: `init_params` is called here") == 2
+    assert "2 failed, 3 passed" in r.stdout  # __init__.py, mesh.py, train.py
+    assert "shardcheck runs: [5]" in r.stdout  # one run of the runner for the session
+
+
+def test_an_item_alone_analyses_the_files_that_import_it(tmp_path):
+    import tinylm_project
+    tinylm_project.write(tmp_path)
+    r = _pytest(tmp_path, "--shardcheck", "src/tinylm/model.py")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "src/tinylm/model.py:10:75: SC104" in r.stdout
+    assert "src/tinylm/train.py:17:18: note: `init_params` is called here" in r.stdout
+    assert "1 failed" in r.stdout
+    assert (tmp_path / ".shardcheck_cache").is_dir()  # check's cache, beside pyproject.toml
+
+
+def test_a_config_error_fails_each_item_in_one_line(tmp_path):
+    _project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.shardcheck]\nselect = ["SC9999"]\n')
+    r = _pytest(tmp_path, "--shardcheck", "pkg")
+    assert r.returncode == 1 and "3 failed" in r.stdout, r.stdout + r.stderr
+    assert "shardcheck: config error:" in r.stdout and "SC9999" in r.stdout
+    assert "Traceback" not in r.stdout
