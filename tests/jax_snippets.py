@@ -23,7 +23,7 @@ import sys
 import tempfile
 import textwrap
 import threading
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 _SERVER = textwrap.dedent(r'''
     import io, json, os, runpy, sys, time, traceback, warnings
@@ -36,6 +36,8 @@ _SERVER = textwrap.dedent(r'''
 
     def run_job(job):
         """In the child: run one job, return what the test needs to know."""
+        if job.get("xla_flags"):  # read when this child starts its backend, not before
+            os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", "")] + job["xla_flags"])
         out = {"status": "ok", "error": "", "type": "", "result": None, "stdout": ""}
         captured = io.StringIO()
         sys.stdout = captured
@@ -62,7 +64,11 @@ _SERVER = textwrap.dedent(r'''
             kind = "deprecation" if isinstance(e, DeprecationWarning) else "error"
             out.update(status=kind, error=str(e)[:2000], type=type(e).__name__,
                        traceback=traceback.format_exc()[-4000:])
+            if job["kind"] == "program":  # the program's own frames, outermost first
+                out["lines"] = [f.lineno for f in traceback.extract_tb(e.__traceback__)
+                                if f.filename == job["path"]]
         out["stdout"] = captured.getvalue()[-20000:]
+        out["cpu_s"] = round(sum(os.times()[:2]), 3)  # this child's CPU time since the fork
         return out
 
     def start(i, job):
@@ -81,10 +87,13 @@ _SERVER = textwrap.dedent(r'''
     for line in sys.stdin:
         batch = json.loads(line)
         jobs, timeout = batch["jobs"], batch["timeout"]
+        parallel = batch.get("parallel") or PARALLEL
+        for name in batch.get("preload", ()):  # imported once, here; every child has it
+            __import__(name)
         results = [None] * len(jobs)
         running, queue = {}, list(enumerate(jobs))
         while queue or running:
-            while queue and len(running) < PARALLEL:
+            while queue and len(running) < parallel:
                 i, job = queue.pop(0)
                 running[start(i, job)] = (i, time.monotonic())
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -108,14 +117,18 @@ _SERVER = textwrap.dedent(r'''
 ''')
 
 
+def cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def parallel() -> int:
     """Children at once: the CPUs, shared among the xdist workers of this run."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = os.cpu_count() or 1
-    return max(1, cpus // workers)
+    return max(1, cpus() // workers)
 
 
 class _Server:
@@ -138,11 +151,14 @@ class _Server:
                                      stderr=self.log, text=True, env=env)
         self.lock = threading.Lock()
 
-    def run(self, jobs: List[dict], timeout: float) -> List[Dict]:
+    def run(self, jobs: List[dict], timeout: float, preload: Sequence[str] = (),
+            parallel: Optional[int] = None) -> List[Dict]:
         with self.lock:  # one batch at a time; the server runs its jobs in parallel
             assert self.proc.stdin is not None and self.proc.stdout is not None
             try:
-                self.proc.stdin.write(json.dumps({"jobs": jobs, "timeout": timeout}) + "\n")
+                self.proc.stdin.write(json.dumps({"jobs": jobs, "timeout": timeout,
+                                                  "preload": list(preload),
+                                                  "parallel": parallel}) + "\n")
                 self.proc.stdin.flush()
                 line = self.proc.stdout.readline()
             except BrokenPipeError:
@@ -168,14 +184,15 @@ _server: Optional[_Server] = None
 _server_lock = threading.Lock()
 
 
-def _run(jobs: List[dict], timeout: float) -> List[Dict]:
+def _run(jobs: List[dict], timeout: float, preload: Sequence[str] = (),
+         parallel: Optional[int] = None) -> List[Dict]:
     global _server
     with _server_lock:
         if _server is None or _server.proc.poll() is not None:
             _server = _Server()
             atexit.register(_server.close)
         server = _server
-    return server.run(jobs, timeout)
+    return server.run(jobs, timeout, preload, parallel)
 
 
 def run_snippets(codes: Sequence[str], timeout: float = 300) -> List[Dict[str, str]]:
@@ -185,30 +202,50 @@ def run_snippets(codes: Sequence[str], timeout: float = 300) -> List[Dict[str, s
     return _run([{"kind": "snippet", "code": c} for c in codes], timeout)
 
 
-def run_programs(paths: Sequence[str], timeout: float = 300) -> List[Dict[str, str]]:
+def run_programs(paths: Sequence[str], timeout: float = 300, preload: Sequence[str] = (),
+                 xla_flags: Sequence[str] = ()) -> List[Dict[str, Any]]:
     """Each program run as ``python PATH`` in PATH's folder would run it (``__main__``,
-    ``sys.argv``, ``sys.path``): status ok | error | crash, the exception, ``stdout``."""
-    return _run([{"kind": "program", "path": os.path.abspath(p)} for p in paths], timeout)
+    ``sys.argv``, ``sys.path``): status ok | error | crash, the exception, ``stdout``, and
+    for an exception ``lines``: the program's frames in its traceback, outermost first.
+    ``preload``: modules the server imports before it forks (flax, optax, ...), so that
+    each program does not pay their import; ``xla_flags``: added to XLA_FLAGS in each
+    program's child before its backend starts."""
+    return _run([{"kind": "program", "path": os.path.abspath(p), "xla_flags": list(xla_flags)}
+                 for p in paths], timeout, preload)
 
 
-def record_programs(paths: Sequence[str], devices: int = 8, timeout: float = 300) -> List[dict]:
+def record_programs(paths: Sequence[str], devices: int = 8, timeout: float = 300,
+                    preload: Sequence[str] = ()) -> List[dict]:
     """``shardcheck confirm``'s runtime half per program, as ``confirm.run_program``
     returns it (``types``, ``error``, ``backend``, ``devices``): its own driver source,
     run in a forked child instead of a fresh interpreter."""
+    return run_and_record_programs([], paths, devices, timeout, preload)[1]
+
+
+def run_and_record_programs(run: Sequence[str], record: Sequence[str], devices: int = 8,
+                            timeout: float = 300, preload: Sequence[str] = (),
+                            xla_flags: Sequence[str] = (), parallel: Optional[int] = None
+                            ) -> Tuple[List[Dict[str, Any]], List[dict]]:
+    """``run_programs(run)`` and ``record_programs(record)`` as one batch, in parallel:
+    ``parallel()`` children at once, or ``parallel`` (a large batch may take every CPU
+    rather than its worker's share, so as not to be the run's last file)."""
     from shardcheck.confirm.programs import _DRIVER
     results_dir = tempfile.mkdtemp(prefix="jax-snippets-record-")
-    files = [os.path.join(results_dir, f"{i}.json") for i in range(len(paths))]
+    files = [os.path.join(results_dir, f"{i}.json") for i in range(len(record))]
     # inside=[]: no module the program imports is instrumented, the program alone is
-    jobs = [{"kind": "driver", "code": _DRIVER.format(path=os.path.abspath(p), devices=devices,
-                                                      result=f, inside=[])}
-            for p, f in zip(paths, files)]
-    out = []
+    jobs = [{"kind": "program", "path": os.path.abspath(p), "xla_flags": list(xla_flags)}
+            for p in run]
+    jobs += [{"kind": "driver", "code": _DRIVER.format(path=os.path.abspath(p), devices=devices,
+                                                       result=f, inside=[]),
+              "xla_flags": list(xla_flags)} for p, f in zip(record, files)]
+    recorded = []
     try:
-        for path, res, f in zip(paths, _run(jobs, timeout), files):
+        results = _run(jobs, timeout, preload, parallel)
+        for path, res, f in zip(record, results[len(run):], files):
             if res["status"] != "ok" or not os.path.exists(f):
                 raise RuntimeError(f"recording {path} failed: {res}")
             with open(f) as fh:
-                out.append(json.load(fh))
+                recorded.append(json.load(fh))
     finally:
         shutil.rmtree(results_dir, ignore_errors=True)
-    return out
+    return results[:len(run)], recorded
