@@ -8,7 +8,8 @@ being called, read or indexed. Adding an API is one handler in one module.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Type
+from typing import (TYPE_CHECKING, Any, Callable, ContextManager, Dict, List, Optional,
+                    Protocol, Tuple, Type)
 
 import libcst as cst
 
@@ -16,7 +17,62 @@ from .events import MeshCtx
 from .values import UNKNOWN, Const, TupleVal, Value
 
 if TYPE_CHECKING:
-    from .interp.state import CallArgs, Env
+    from .compat import JaxProfile
+    from .interp.state import Arg, CallArgs, Env, FuncInfo
+    from .values import FuncVal, MeshVal
+
+
+class ApiContext(Protocol):
+    """What a handler may use of the interpreter: the one interface between Python's
+    semantics (``interp/``) and what the APIs mean (``jaxapi/``). The interpreter is one;
+    a handler never reaches into it past this."""
+
+    # -- the module and the analysis's options (fixed before it starts) -------------------
+    @property
+    def module(self) -> cst.Module: ...
+    @property
+    def profile(self) -> "JaxProfile": ...
+    @property
+    def scale_mesh(self) -> Optional["MeshVal"]: ...  # check/confirm --mesh
+    @property
+    def config_meshes(self) -> Dict[Tuple[str, ...], "MeshVal"]: ...
+    @property
+    def logical_config(self) -> Any: ...  # logical_config.LogicalConfig, or None
+    @property
+    def assume_defaults(self) -> bool: ...  # shardcheck specs
+    @property
+    def explain_sites(self) -> bool: ...
+
+    # -- evaluating and calling ---------------------------------------------------------
+    def ev(self, e: Optional[cst.CSTNode], env: "Env", ctx: MeshCtx) -> Value: ...
+    def call_api(self, name: str, e: cst.CSTNode, args: List["Arg"], env: "Env",
+                 ctx: MeshCtx) -> Value: ...
+    def eval_return(self, fv: "FuncVal", args: tuple, kwargs: dict, ctx: MeshCtx,
+                    record: bool = False) -> Value: ...
+    def pass_functions(self, args: List["Arg"], ctx: MeshCtx,
+                       bound: Optional[frozenset] = None, opaque: bool = True) -> None: ...
+    def note_call(self, fv: Value, ctx: MeshCtx, args: tuple = (),
+                  kwargs: Optional[dict] = None) -> None: ...
+    def infer(self, at: cst.CSTNode, fn: Callable[..., Any], *args: Any,
+              fallback: Value = UNKNOWN, **kwargs: Any) -> Value: ...
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any: ...
+
+    # -- what the analysis records --------------------------------------------------------
+    def record(self, kind: str, event: Any) -> None: ...
+    def recorded(self, kind: str) -> Optional[List[Any]]: ...
+    def prove(self, fact: Any, node: cst.CSTNode) -> None: ...
+    def conflict_at(self, node: cst.CSTNode) -> bool: ...
+    def recording(self) -> bool: ...  # a body is analysed (not a helper run for its value)
+    def unrecorded(self) -> ContextManager[None]: ...  # evaluate without recording
+    def assume(self, what: str) -> None: ...  # shardcheck specs: a default read ("Cls.field")
+
+    # -- where the analysis is ---------------------------------------------------------------
+    def context_mesh(self, ctx: MeshCtx) -> Optional["MeshVal"]: ...
+    def sizes(self, ctx: MeshCtx, x: Optional[Value] = None) -> Callable[[str], Optional[int]]: ...
+    def set_module_mesh(self, mesh: "MeshVal") -> None: ...  # jax.set_mesh at module level
+    def current_function(self) -> Optional["FuncInfo"]: ...  # None: the module's body
+    def function_info(self, node: Any) -> Optional["FuncInfo"]: ...
+    def module_scope(self) -> "Env": ...
 
 @dataclass(frozen=True, eq=False)
 class ApiCall:
@@ -33,12 +89,11 @@ class ApiCall:
         return self.name.rsplit(".", 1)[-1]
 
 
-# Handlers take the interpreter first (annotated ``it: "Interpreter"`` in each module);
-# the parts of the interpreter call them with ``self``, hence Any here.
-Handler = Callable[[Any, ApiCall], Value]
-CalleeHandler = Callable[[Any, Value, ApiCall], Value]
-MethodHandler = Callable[[Any, Value, ApiCall], Optional[Value]]
-AttributeHandler = Callable[[Any, Value, str, cst.CSTNode, MeshCtx], Value]
+# Handlers take the interpreter first, as an ApiContext
+Handler = Callable[[ApiContext, ApiCall], Value]
+CalleeHandler = Callable[[ApiContext, Value, ApiCall], Value]
+MethodHandler = Callable[[ApiContext, Value, ApiCall], Optional[Value]]
+AttributeHandler = Callable[[ApiContext, Value, str, cst.CSTNode, MeshCtx], Value]
 
 _BY_NAME: Dict[str, Handler] = {}
 _BY_PREFIX: List[Tuple[str, Handler]] = []

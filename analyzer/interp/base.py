@@ -6,7 +6,7 @@ and the entry points the parts call across one another."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -81,6 +81,40 @@ class InterpreterBase:
 
     def infer(self, at: cst.CSTNode, fn: Callable[..., Any], *args: Any,
               fallback: Value = UNKNOWN, **kwargs: Any) -> Value:
+        raise NotImplementedError
+
+    def prove(self, fact: Any, node: cst.CSTNode) -> None:
+        raise NotImplementedError
+
+    def conflict_at(self, node: cst.CSTNode) -> bool:
+        raise NotImplementedError
+
+    def recording(self) -> bool:
+        raise NotImplementedError
+
+    def unrecorded(self) -> ContextManager[None]:
+        raise NotImplementedError
+
+    def assume(self, what: str) -> None:
+        raise NotImplementedError
+
+    def current_function(self) -> Optional[FuncInfo]:
+        raise NotImplementedError
+
+    def function_info(self, node: Any) -> Optional[FuncInfo]:
+        raise NotImplementedError
+
+    def module_scope(self) -> Env:
+        raise NotImplementedError
+
+    def set_module_mesh(self, mesh: MeshVal) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def context_mesh(ctx: MeshCtx) -> Optional[MeshVal]:
+        raise NotImplementedError
+
+    def sizes(self, ctx: MeshCtx, x: Optional[Value] = None) -> Callable[[str], Optional[int]]:
         raise NotImplementedError
 
     # -- statements.py -----------------------------------------------------------------------

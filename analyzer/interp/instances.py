@@ -59,8 +59,7 @@ def construct(it: Any, cls: ClassVal, pos: tuple, kws: Dict[str, Value], ctx: Me
     elif init[0] is None:  # the dataclass's own
         inst = InstanceVal(cls, _dataclass_fields(it, cls, pos, kws), made=True)
     else:
-        fdef, owner = init
-        inst = _run_set_up(it, fdef, owner, inst, pos, kws, ctx)
+        inst = _run_set_up(it, init[0], init[1], inst, pos, kws, ctx)
     for name in AFTER_INIT:
         found = _method(cls, name)
         if found is not None:
@@ -275,7 +274,8 @@ def _set_up_assignments(it: Any, cls: ClassVal) -> Dict[str, int]:
                             and t.value.value == me:
                         counts[t.attr.value] = counts.get(t.attr.value, 0) + 1
         return counts
-    return it.memo(("set-up assignments", cls.node), compute)  # type: ignore[no-any-return]
+    counts: Dict[str, int] = it.memo(("set-up assignments", cls.node), compute)
+    return counts
 
 
 def forget_writes(inst: InstanceVal) -> InstanceVal:

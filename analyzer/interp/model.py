@@ -12,8 +12,9 @@ API means lives in ``analyzer.jaxapi``, one module per API family, found by name
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 import libcst as cst
 
@@ -336,7 +337,41 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         """Whether the body being analyzed proved a conflict at ``node``."""
         return self.cur is not None and any(f.node is node for f in self.cur.facts)
 
+    def recording(self) -> bool:
+        """Whether a body is being analysed (its events kept), not a helper run for its
+        value."""
+        return self.cur is not None
+
+    @contextmanager
+    def unrecorded(self) -> Iterator[None]:
+        """Evaluate for a value only: nothing is recorded meanwhile."""
+        saved, self.cur = self.cur, None
+        try:
+            yield
+        finally:
+            self.cur = saved
+
+    def assume(self, what: str) -> None:
+        """``shardcheck specs``: the body being analysed read a declared default."""
+        self.assumed.append(what)
+
+    def current_function(self) -> Optional[FuncInfo]:
+        """The function whose body is being analysed (None: the module's body)."""
+        return self.func_stack[-1] if self.func_stack else None
+
+    def function_info(self, node: Any) -> Optional[FuncInfo]:
+        return self.funcs.get(node)
+
+    def module_scope(self) -> Env:
+        return self.env
+
     # -- the mesh in force ------------------------------------------------------------------
+    def set_module_mesh(self, mesh: MeshVal) -> None:
+        """``jax.set_mesh(mesh)`` as a statement: at the module's top level, the mesh of
+        every function no call in view tells about (``default_ctx``)."""
+        if self.caller == "module":
+            self.global_meshes.append(mesh)
+
     @staticmethod
     def context_mesh(ctx: MeshCtx) -> Optional[MeshVal]:
         return ctx.mesh if ctx.known else None

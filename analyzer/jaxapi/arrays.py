@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import Any, List, Optional
 
 import libcst as cst
 
@@ -25,11 +25,9 @@ from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, JitVal, PartialVal, Qua
 from .constructors import resolve_reshape, unmodelled
 from .mesh import check_meshes
 from .placement import check_out_sharding
-from ..api import ApiCall, attribute_of, hook, method_of, models, models_prefix
+from ..api import ApiCall, ApiContext, attribute_of, hook, method_of, models, models_prefix
 from .specs import out_sharding_fn
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 _OP_SYMBOLS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//",
                "Modulo": "%", "Power": "**", "BitAnd": "&", "BitOr": "|", "BitXor": "^",
@@ -53,12 +51,12 @@ def _varying_fallback(values: List[Value], node: cst.CSTNode) -> Value:
 
 # -- the fallback and the array functions --------------------------------------------------
 @models("")
-def any_call(it: "Interpreter", c: ApiCall) -> Value:
+def any_call(it: ApiContext, c: ApiCall) -> Value:
     return unmodelled(it, c)
 
 
 @models(*_CONTRACTIONS)
-def contraction(it: "Interpreter", c: ApiCall) -> Value:
+def contraction(it: ApiContext, c: ApiCall) -> Value:
     check_meshes(it, c.node, c.args.pos, c.ctx, f"`{c.name}`")
     check_out_sharding(it, c, None)
     fallback = _varying_fallback([a.value for a in c.args.args if a.keyword is None], c.node)
@@ -69,7 +67,7 @@ def contraction(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models_prefix(*_ARRAY_FUNCTION_PREFIXES)
-def array_function(it: "Interpreter", c: ApiCall) -> Value:
+def array_function(it: ApiContext, c: ApiCall) -> Value:
     """Any other jax.numpy/nn/lax function: typed by the op rules where they know it."""
     check_meshes(it, c.node, c.args.pos, c.ctx, f"`{c.name}`")
     if c.args.kw.get("out_sharding") is not None:
@@ -91,7 +89,7 @@ def array_function(it: "Interpreter", c: ApiCall) -> Value:
 
 # -- operators ------------------------------------------------------------------------------
 @hook("binop")
-def binop(it: "Interpreter", op: str, a: Value, b: Value, node: cst.CSTNode, ctx: MeshCtx) -> Value:
+def binop(it: ApiContext, op: str, a: Value, b: Value, node: cst.CSTNode, ctx: MeshCtx) -> Value:
     check_meshes(it, node, (a, b), ctx, f"`{_OP_SYMBOLS.get(op, op)}`")
     if all(x.numpy for x in (a, b) if isinstance(x, ArrayVal)):
         return ArrayVal(None, node=node, numpy=True)
@@ -110,7 +108,7 @@ def binop(it: "Interpreter", op: str, a: Value, b: Value, node: cst.CSTNode, ctx
 
 
 @hook("compare")
-def compare(it: "Interpreter", a: Value, b: Value, node: cst.Comparison) -> Value:
+def compare(it: ApiContext, a: Value, b: Value, node: cst.Comparison) -> Value:
     fallback = ArrayVal(None, varying=union_varying([a, b]))
     name = tr.OPERATORS.get(type(node.comparisons[0].operator).__name__)
     if name is None:
@@ -121,7 +119,7 @@ def compare(it: "Interpreter", a: Value, b: Value, node: cst.Comparison) -> Valu
 
 
 @hook("unary")
-def unary(it: "Interpreter", op: cst.BaseUnaryOp, v: ArrayVal, node: cst.CSTNode) -> Value:
+def unary(it: ApiContext, op: cst.BaseUnaryOp, v: ArrayVal, node: cst.CSTNode) -> Value:
     name = tr.OPERATORS.get(type(op).__name__)  # -x, +x, ~x; `not x` has no array result
     if name is None:
         return UNKNOWN
@@ -129,7 +127,7 @@ def unary(it: "Interpreter", op: cst.BaseUnaryOp, v: ArrayVal, node: cst.CSTNode
 
 
 @hook("index")
-def index(it: "Interpreter", base: ArrayVal, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
+def index(it: ApiContext, base: ArrayVal, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
     """``x[...]``: basic indexing through ``transfer.index``."""
     items: List[Any] = []
     parts: List[Value] = [base]
@@ -177,7 +175,7 @@ def _index_at(x: ArrayVal, items: List[Any], node: cst.CSTNode, traced: bool,
 
 # -- attributes and methods -------------------------------------------------------------------
 @attribute_of(ArrayVal)
-def array_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode,
+def array_attribute(it: ApiContext, base: Value, attr: str, node: cst.CSTNode,
                     ctx: MeshCtx) -> Value:
     assert isinstance(base, ArrayVal)
     if attr == "sharding":
@@ -203,14 +201,14 @@ def array_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode
 
 
 @models("jax.typeof")
-def typeof(it: "Interpreter", c: ApiCall) -> Value:
+def typeof(it: ApiContext, c: ApiCall) -> Value:
     """``jax.typeof(x)``: x's abstract value (``.sharding``, ``.shape``, ``.dtype``)."""
     x = c.args.pos[0] if len(c.args.pos) == 1 and not c.args.kw else None
     return TypeOfVal(x) if isinstance(x, ArrayVal) and not x.numpy else UNKNOWN
 
 
 @attribute_of(TypeOfVal)
-def typeof_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode,
+def typeof_attribute(it: ApiContext, base: Value, attr: str, node: cst.CSTNode,
                      ctx: MeshCtx) -> Value:
     assert isinstance(base, TypeOfVal)
     if attr == "sharding":
@@ -242,7 +240,7 @@ def _reshaped(base: ArrayVal, args: Any, e: cst.CSTNode) -> ArrayVal:
 
 
 @method_of(ArrayVal)
-def array_method(it: "Interpreter", base: Value, c: ApiCall) -> Optional[Value]:
+def array_method(it: ApiContext, base: Value, c: ApiCall) -> Optional[Value]:
     assert isinstance(base, ArrayVal)
     meth, e, args = c.name, c.node, c.args
     if meth in _VARYING_METHODS or meth in ("astype", "reshape"):
@@ -269,7 +267,7 @@ def array_method(it: "Interpreter", base: Value, c: ApiCall) -> Optional[Value]:
 
 # -- deprecated names ---------------------------------------------------------------------------
 @hook("reference")
-def reference(it: "Interpreter", name: str, node: cst.CSTNode, how: str) -> None:
+def reference(it: ApiContext, name: str, node: cst.CSTNode, how: str) -> None:
     entry = compat.deprecated_entry(name)
     if entry is not None:
         it.record("api_uses", ApiUse(entry, node, how, name if entry != name else ""))

@@ -10,7 +10,7 @@ Reading its ``.shape``/``.dtype``/``len()`` or returning it untouched does not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -19,21 +19,20 @@ from sharding_types import AxisType
 from ..events import MeshCtx, ShardMapCall
 from ..facts import ClosedOverExplicitArray
 from ..syntax import root_name, subtree
+from ..api import ApiContext
 from ..values import ArrayVal, FuncVal, PartialVal, QualName, Value
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 # attributes that read the array's metadata only (no operation is traced)
 _METADATA = frozenset(("shape", "ndim", "dtype", "size", "sharding", "aval", "itemsize",
                        "nbytes", "weak_type", "format"))
 
 
-def check_closures(it: "Interpreter", event: ShardMapCall, ctx: MeshCtx) -> None:
+def check_closures(it: ApiContext, event: ShardMapCall, ctx: MeshCtx) -> None:
     """Prove a fact at the first use, in an operation, of each global array on a mesh with
     Explicit axes that the body of ``event`` reads from an enclosing scope."""
     func = event.func.func if isinstance(event.func, PartialVal) else event.func
-    if not isinstance(func, FuncVal) or ctx.manual_axes or it.cur is None:
+    if not isinstance(func, FuncVal) or ctx.manual_axes or not it.recording():
         return  # nested shard_maps: outer values are the outer body's, typed otherwise
     scope = func.scope
     if scope is None:

@@ -4,7 +4,7 @@ name, and the varying axes of their results."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import Optional, Tuple
 
 from . import names as api
 from .. import transfer as tr
@@ -12,19 +12,17 @@ from ..events import CollectiveCall
 from ..facts import InvariantReduction, VaryingGather
 from ..values import UNKNOWN, ArrayVal, Const, Value, const_str, str_tuple, varying_of
 from ..provenance import Origin, leaves, note, origin_of
-from ..api import ApiCall, models
+from ..api import ApiCall, ApiContext, models
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 _REDUCTIONS = ("psum", "pmean", "pmax", "pmin")
 _MOVES = ("all_gather", "psum_scatter", "ppermute", "all_to_all", "pshuffle")
 
 
 @models(*api.COLLECTIVES)
-def collective(it: "Interpreter", c: ApiCall) -> Value:
+def collective(it: ApiContext, c: ApiCall) -> Value:
     axes = str_tuple(c.args.get(api.COLLECTIVES[c.name], "axis_name"))
-    if axes is not None and it.cur is not None:
+    if axes is not None and it.recording():
         it.record("collectives", CollectiveCall(c.name, axes, c.node, c.ctx))  # type: ignore[arg-type]  # unknown names kept as None
     if axes is None or None in axes:
         return UNKNOWN
@@ -39,7 +37,7 @@ def collective(it: "Interpreter", c: ApiCall) -> Value:
     return out
 
 
-def _check_invariant_operand(it: "Interpreter", c: ApiCall, axes: frozenset) -> None:
+def _check_invariant_operand(it: ApiContext, c: ApiCall, axes: frozenset) -> None:
     """``psum``/``pmean`` of a value that is already invariant over the axes, for a known
     reason: psum then adds identical copies (the result is the axis size times too
     large); a gradient w.r.t. a replicated input is already summed by JAX under
@@ -66,7 +64,7 @@ def _check_invariant_operand(it: "Interpreter", c: ApiCall, axes: frozenset) -> 
         return
 
 
-def _result(it: "Interpreter", c: ApiCall, axes: Tuple[str, ...]) -> Value:
+def _result(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> Value:
     """The varying axes after a collective, as JAX 0.10.2 types them (checked against
     jax.typeof in tests): reductions drop the reduced axes; axis_index varies over its
     axis; pcast(to='varying') adds axes; all_gather, psum_scatter, ppermute and

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import Optional, Tuple
 
 import libcst as cst
 
@@ -16,11 +16,9 @@ from ..events import SpecUse
 from ..values import (UNKNOWN, ArrayVal, Const, QualName, ShardingVal, TupleVal, Unknown,
                       Value, const_int, int_tuple, union_varying)
 from .placement import check_out_sharding
-from ..api import ApiCall, method_of, models, models_prefix
+from ..api import ApiCall, ApiContext, method_of, models, models_prefix
 from .specs import out_sharding_fn, spec_and_mesh, spec_dims
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 _RANDOM_DTYPES = {  # jax.random.<name>: (dtype arg index, default dtype)
     **{n: (2, "float32") for n in ("normal", "uniform", "gumbel", "laplace", "logistic",
@@ -32,14 +30,14 @@ _GENERATOR_SAMPLERS = ("normal", "uniform", "standard_normal", "random", "intege
 
 
 @models(*api.ARRAY_CONSTRUCTORS)
-def constructor(it: "Interpreter", c: ApiCall) -> Value:
+def constructor(it: ApiContext, c: ApiCall) -> Value:
     shape = int_tuple(c.args.get(api.ARRAY_CONSTRUCTORS[c.name], "shape"))
     check_out_sharding(it, c, shape)
     return on_device(it, c, constructed(it, c, shape), traced_keeps=False)
 
 
 @models(*api.ARANGES)
-def arange(it: "Interpreter", c: ApiCall) -> Value:
+def arange(it: ApiContext, c: ApiCall) -> Value:
     nums = [p.value if isinstance(p, Const) and isinstance(p.value, (int, float))
             and not isinstance(p.value, bool) else None for p in c.args.pos[:3]]
     n = None
@@ -64,7 +62,7 @@ def arange(it: "Interpreter", c: ApiCall) -> Value:
 
 @models("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like",
         "jax.numpy.full_like")
-def like(it: "Interpreter", c: ApiCall) -> Value:
+def like(it: ApiContext, c: ApiCall) -> Value:
     """``jnp.zeros_like(x, device=s)``: the op rule's type of ``x``, then placed."""
     it.pass_functions(c.args.args, c.ctx)
     if c.args.starred:
@@ -76,7 +74,7 @@ def like(it: "Interpreter", c: ApiCall) -> Value:
     return on_device(it, c, res, traced_keeps=False)
 
 
-def on_device(it: "Interpreter", c: ApiCall, v: Value, traced_keeps: bool) -> Value:
+def on_device(it: ApiContext, c: ApiCall, v: Value, traced_keeps: bool) -> Value:
     """``v`` made with ``device=`` (JAX 0.10.2, tests/inference/constructors.py): run
     eagerly the array is put there, and a weak type becomes strong; traced, arange keeps
     the sharding while zeros/ones/full/empty and the ``*_like`` ignore it. Where the code
@@ -100,7 +98,7 @@ def on_device(it: "Interpreter", c: ApiCall, v: Value, traced_keeps: bool) -> Va
     return replace(v, dims=dims, mesh=mesh)
 
 
-def constructed(it: "Interpreter", c: ApiCall, shape: Optional[tuple],
+def constructed(it: ApiContext, c: ApiCall, shape: Optional[tuple],
                 dtype: Optional[Value] = None, default: Optional[str] = None,
                 placed: bool = True) -> Value:
     """zeros/ones/full/empty and jax.random samplers: replicated unless ``placed`` and
@@ -156,7 +154,7 @@ def _key_varying(c: ApiCall, inputs) -> Optional[frozenset]:
 
 
 @models("jax.random.key", "jax.random.split", "jax.random.fold_in")
-def random_key(it: "Interpreter", c: ApiCall) -> Value:
+def random_key(it: ApiContext, c: ApiCall) -> Value:
     shape: Tuple[int, ...] = ()
     if c.name == "jax.random.split":
         n = const_int(c.args.get(1, "num")) if c.args.given(1, "num") else 2
@@ -171,13 +169,13 @@ def random_key(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models("numpy.random.randn", "numpy.random.rand")
-def numpy_randn(it: "Interpreter", c: ApiCall) -> Value:
+def numpy_randn(it: ApiContext, c: ApiCall) -> Value:
     return ArrayVal(tuple(const_int(p) for p in c.args.pos), node=c.node, dtype="float64",
                     numpy=True)
 
 
 @models_prefix("numpy.random.")
-def numpy_random(it: "Interpreter", c: ApiCall) -> Value:
+def numpy_random(it: ApiContext, c: ApiCall) -> Value:
     size = c.args.keyword("size")
     if size is not None:
         return ArrayVal(int_tuple(size), node=c.node, numpy=True)
@@ -185,7 +183,7 @@ def numpy_random(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models("numpy.reshape")
-def numpy_reshape(it: "Interpreter", c: ApiCall) -> Value:
+def numpy_reshape(it: ApiContext, c: ApiCall) -> Value:
     pos = c.args.pos
     if len(pos) >= 2 and isinstance(pos[0], ArrayVal):
         return ArrayVal(resolve_reshape(pos[0].shape, int_tuple(pos[1])), node=c.node, numpy=True)
@@ -193,14 +191,14 @@ def numpy_reshape(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models("numpy.zeros_like", "numpy.ones_like")
-def numpy_like(it: "Interpreter", c: ApiCall) -> Value:
+def numpy_like(it: ApiContext, c: ApiCall) -> Value:
     if c.args.pos and isinstance(c.args.pos[0], ArrayVal):
         return ArrayVal(c.args.pos[0].shape, node=c.node, numpy=True)
     return UNKNOWN
 
 
 @models("jax.numpy.array", "numpy.array", "jax.numpy.asarray", "numpy.asarray")
-def as_array(it: "Interpreter", c: ApiCall) -> Value:
+def as_array(it: ApiContext, c: ApiCall) -> Value:
     pos, kw, e = c.args.pos, c.args.kw, c.node
     x = pos[0] if pos else UNKNOWN
     dt_arg = kw["dtype"].value if "dtype" in kw else (pos[1] if len(pos) > 1 else None)
@@ -238,7 +236,7 @@ def as_array(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @method_of(Unknown)
-def generator_sampler(it: "Interpreter", base: Value, c: ApiCall) -> Optional[Value]:
+def generator_sampler(it: ApiContext, base: Value, c: ApiCall) -> Optional[Value]:
     """``rng.normal(size=(8, 4))`` on a NumPy Generator: a host array of that shape."""
     size = c.args.keyword("size")
     if c.name in _GENERATOR_SAMPLERS and size is not None and int_tuple(size) is not None:
@@ -246,7 +244,7 @@ def generator_sampler(it: "Interpreter", base: Value, c: ApiCall) -> Optional[Va
     return None
 
 
-def unmodelled(it: "Interpreter", c: ApiCall) -> Value:
+def unmodelled(it: ApiContext, c: ApiCall) -> Value:
     """A call shardcheck does not model: any function passed to it may run here."""
     if c.args.kw.get("out_sharding") is not None:
         check_out_sharding(it, c, None)
@@ -273,7 +271,7 @@ def resolve_reshape(old: Optional[tuple], new: Optional[tuple]) -> Optional[tupl
 _DEVICE_LISTS = ("jax.devices", "jax.local_devices")
 
 
-def _device_list(it: "Interpreter", c: ApiCall) -> Optional[tuple]:
+def _device_list(it: ApiContext, c: ApiCall) -> Optional[tuple]:
     """``jax.devices()`` (or ``jax.local_devices()``) written as the argument: the shape
     of the array of them, its length the device count the program sets up, where it
     sets one (``jax_num_cpu_devices``), else unknown."""

@@ -10,7 +10,7 @@ replicated default beside a sharded or per-shard value, is a ``TypeError`` in JA
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -19,16 +19,14 @@ from ..facts import ControlFlowTypeMismatch
 from ..interp.state import Arg
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal,
                       TupleVal, Value, const_int, join, varying_of)
-from ..api import ApiCall, models
+from ..api import ApiCall, ApiContext, models
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 CONTROL_FLOW = ("jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.cond",
                 "jax.lax.switch")
 
 
-def apply(it: "Interpreter", f: Value, args: tuple, ctx: MeshCtx) -> Value:
+def apply(it: ApiContext, f: Value, args: tuple, ctx: MeshCtx) -> Value:
     """What ``f(*args)`` returns, for a function of the source (else unknown)."""
     if isinstance(f, JitVal):
         f = f.func
@@ -127,7 +125,7 @@ def _stacked(v: Value, n: Optional[int]) -> Value:
     return UNKNOWN
 
 
-def _carried(it: "Interpreter", c: ApiCall, kind: str, init: Value, init_node: Optional[cst.CSTNode],
+def _carried(it: ApiContext, c: ApiCall, kind: str, init: Value, init_node: Optional[cst.CSTNode],
              out: Value, body: Value) -> Value:
     """A loop's carry after the loop: proven type mismatches recorded; the parts of the
     type that the first step keeps."""
@@ -182,7 +180,7 @@ def _function_node(f: Value) -> Optional[cst.CSTNode]:
 
 
 @models("jax.lax.scan")
-def scan(it: "Interpreter", c: ApiCall) -> Value:
+def scan(it: ApiContext, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx, opaque=False)
     f, init = c.args.get(0, "f"), c.args.get(1, "init")
     xs = c.args.get(2, "xs") if c.args.given(2, "xs") else Const(None)
@@ -197,7 +195,7 @@ def scan(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models("jax.lax.fori_loop")
-def fori_loop(it: "Interpreter", c: ApiCall) -> Value:
+def fori_loop(it: ApiContext, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx, opaque=False)
     body, init = c.args.get(2, "body_fun"), c.args.get(3, "init_val")
     index = ArrayVal((), it.context_mesh(c.ctx), varying=frozenset(), dtype="int32",
@@ -207,7 +205,7 @@ def fori_loop(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models("jax.lax.while_loop")
-def while_loop(it: "Interpreter", c: ApiCall) -> Value:
+def while_loop(it: ApiContext, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx, opaque=False)
     body, init = c.args.get(1, "body_fun"), c.args.get(2, "init_val")
     out = apply(it, body, (init,), c.ctx)
@@ -215,7 +213,7 @@ def while_loop(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models("jax.lax.cond")
-def cond(it: "Interpreter", c: ApiCall) -> Value:
+def cond(it: ApiContext, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx, opaque=False)
     pos = c.args.pos
     if len(pos) < 3 or c.args.starred:
@@ -229,7 +227,7 @@ def cond(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models("jax.lax.switch")
-def switch(it: "Interpreter", c: ApiCall) -> Value:
+def switch(it: ApiContext, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx, opaque=False)
     fns = c.args.get(1, "branches")
     if isinstance(fns, TupleVal):  # a list of functions: each may run here
@@ -243,7 +241,7 @@ def switch(it: "Interpreter", c: ApiCall) -> Value:
     return _branches(it, c, "switch", branches, tuple(c.args.pos[2:]))
 
 
-def _branches(it: "Interpreter", c: ApiCall, kind: str,
+def _branches(it: ApiContext, c: ApiCall, kind: str,
               branches: List[Tuple[Value, Optional[cst.CSTNode], str]], operands: tuple) -> Value:
     """The value of cond/switch: every branch's output, which must agree in type."""
     outs = [apply(it, f, operands, c.ctx) for f, _, _ in branches]

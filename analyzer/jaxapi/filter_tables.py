@@ -25,28 +25,26 @@ Flax's ``StateSharding`` and ``prefix`` as of flax 0.12 (``flax.nnx.transforms.c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
 from ..values import UNKNOWN, RuleTreeVal, Value
-from ..api import ApiCall, models
+from ..api import ApiCall, ApiContext, models
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 
 @models("flax.nnx.StateSharding", "flax.nnx.transforms.compilation.StateSharding")
-def state_sharding(it: "Interpreter", c: ApiCall) -> Value:
+def state_sharding(it: ApiContext, c: ApiCall) -> Value:
     return filter_tree(it, c, c.args.node(0, "filter_sharding"), pairs=True)
 
 
 @models("flax.nnx.prefix", "flax.nnx.extract.prefix")
-def prefix(it: "Interpreter", c: ApiCall) -> Value:
+def prefix(it: ApiContext, c: ApiCall) -> Value:
     return filter_tree(it, c, c.args.node(1, "filter_map"), pairs=False)  # a Mapping only
 
 
-def filter_tree(it: "Interpreter", c: ApiCall, table: Optional[cst.CSTNode],
+def filter_tree(it: ApiContext, c: ApiCall, table: Optional[cst.CSTNode],
                 pairs: bool) -> Value:
     """The tree an inline filter table written as ``table`` gives, else unknown; ``pairs``:
     a list of (filter, value) pairs is accepted too. Only ``shardcheck specs`` reads it

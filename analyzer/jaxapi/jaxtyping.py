@@ -12,16 +12,15 @@ about collectives.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
 from ..events import MeshCtx
 from ..interp.state import Env
+from ..api import ApiContext
 from ..values import ArrayVal, QualName
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 # jaxtyping's dtype names -> the dtype they fix (None: a family of dtypes)
 _DTYPES = {
@@ -37,7 +36,7 @@ _ARRAYS = ("jaxtyping.Array", "jax.Array", "jax.numpy.ndarray", "jaxtyping.Array
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def jaxtyping_array(it: "Interpreter", expr: cst.BaseExpression, env: Env,
+def jaxtyping_array(it: ApiContext, expr: cst.BaseExpression, env: Env,
                     ctx: MeshCtx) -> Optional[ArrayVal]:
     """The array ``Float[Array, "b 512"]`` describes; None for any other annotation."""
     if not isinstance(expr, cst.Subscript) or len(expr.slice) != 2:

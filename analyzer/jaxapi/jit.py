@@ -9,7 +9,7 @@ committed argument outside any trace, its sharding; and the function's outputs.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, FrozenSet, List, Optional, Set, Tuple, cast
+from typing import Any, FrozenSet, List, Optional, Set, Tuple, cast
 
 import libcst as cst
 
@@ -24,17 +24,15 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVa
                       QualName, ShardingVal, ShardMapVal, SpecVal, TupleVal, Value, const_int,
                       const_str)
 from .literals import literals_of
-from ..api import ApiCall, calls, get_hook, models
+from ..api import ApiCall, ApiContext, calls, get_hook, models
 from .shard_map import call_shard_map
 from .specs import spec_and_mesh, spec_dims, spec_leaves
 from .transforms import call_grad
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 
 @models(*api.JITS)
-def jit(it: "Interpreter", c: ApiCall) -> Value:
+def jit(it: ApiContext, c: ApiCall) -> Value:
     f = c.args.get(0, "fun")
     kw = c.args.kw
     if f is UNKNOWN and not c.args.pos:  # jax.jit(static_argnums=...) used as a decorator
@@ -51,7 +49,7 @@ def jit(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @calls(JitVal)
-def call_jitted(it: "Interpreter", callee: Value, c: ApiCall) -> Value:
+def call_jitted(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     assert isinstance(callee, JitVal)
     args, ctx = c.args, c.ctx
     it.pass_functions(args.args, ctx)
@@ -134,9 +132,9 @@ def _given(v: Optional[Tuple[Value, Any]]) -> bool:
     return v is not None and not (isinstance(v[0], Const) and v[0].value is None)
 
 
-def _check_in_shardings(it: "Interpreter", jv: JitVal, c: ApiCall) -> None:
+def _check_in_shardings(it: ApiContext, jv: JitVal, c: ApiCall) -> None:
     opt = jv.option("in_shardings")
-    if not _given(opt) or it.cur is None:
+    if not _given(opt) or not it.recording():
         return
     assert opt is not None
     shardings, node = opt
@@ -188,7 +186,7 @@ class _Side:
                      f"{self.shown}[{key!r}]", self.at)
 
 
-def _match(it: "Interpreter", c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> None:
+def _match(it: ApiContext, c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> None:
     """Match one subtree of the shardings against the values it is a prefix of."""
     s, x = side.s, side.x
     if isinstance(s, Const) and s.value is None:
@@ -244,7 +242,7 @@ def _keys(path: Tuple[Any, ...]) -> str:
     return "".join(f"[{k!r}]" for k in path)
 
 
-def _leaf(it: "Interpreter", c: ApiCall, which: str, s: Value, x: ArrayVal, shown: str,
+def _leaf(it: ApiContext, c: ApiCall, which: str, s: Value, x: ArrayVal, shown: str,
           at: cst.CSTNode) -> None:
     """One array meets one sharding: its rank and divisibility (SC103/SC104) and, for an
     argument, its committed sharding (SC308)."""
@@ -262,7 +260,7 @@ def _leaf(it: "Interpreter", c: ApiCall, which: str, s: Value, x: ArrayVal, show
 
 
 # -- a committed argument against its in_sharding ------------------------------------------------
-def _committed(it: "Interpreter", c: ApiCall, spec: SpecVal, mesh: Optional[MeshVal],
+def _committed(it: ApiContext, c: ApiCall, spec: SpecVal, mesh: Optional[MeshVal],
                x: ArrayVal) -> None:
     """Outside any trace, JAX compares a committed argument's sharding with its
     in_sharding and raises when they differ (on Auto axes too). An array is committed when
@@ -343,11 +341,11 @@ def _same_mesh(a: MeshVal, b: MeshVal) -> Optional[bool]:
 
 
 # -- out_shardings against the outputs ---------------------------------------------------------
-def _check_out_shardings(it: "Interpreter", jv: JitVal, out: Value, ctx: MeshCtx,
+def _check_out_shardings(it: ApiContext, jv: JitVal, out: Value, ctx: MeshCtx,
                          func: Value) -> None:
     """``func``: the traced function (``jv.func``, or the function a jitted one wraps)."""
     opt = jv.option("out_shardings")
-    if not _given(opt) or it.cur is None or not isinstance(func, FuncVal):
+    if not _given(opt) or not it.recording() or not isinstance(func, FuncVal):
         return
     assert opt is not None
     shardings, node = opt

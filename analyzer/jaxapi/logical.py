@@ -11,7 +11,7 @@ resolved spec (its checks and its result type).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import libcst as cst
 
@@ -21,10 +21,8 @@ from ..events import MeshCtx, SpecUse
 from ..facts import Fact
 from ..values import (UNKNOWN, ArrayVal, Const, LogicalInit, MeshVal, QualName, ShardingVal,
                       SpecVal, TupleVal, Value, int_tuple, str_keyed_pairs)
-from ..api import ApiCall, hook, models
+from ..api import ApiCall, ApiContext, hook, models
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 _LINEN = ("flax.linen", "flax.linen.spmd", "flax.linen.partitioning")
 _CORE = ("flax.core.spmd", "flax.linen", "flax.nnx", "flax.linen.spmd")
@@ -124,7 +122,7 @@ def names_of(v: Value) -> Optional[Tuple[Any, ...]]:
     return tuple(out)
 
 
-def _rules_in_force(it: "Interpreter", c: ApiCall, keyword: str, pos: int) -> Optional[la.Rules]:
+def _rules_in_force(it: ApiContext, c: ApiCall, keyword: str, pos: int) -> Optional[la.Rules]:
     """A call's ``rules=`` argument, else the rules in force where it is called."""
     if c.args.given(pos, keyword):
         v = c.args.get(pos, keyword)
@@ -133,7 +131,7 @@ def _rules_in_force(it: "Interpreter", c: ApiCall, keyword: str, pos: int) -> Op
     return _context_rules(it, c.ctx)
 
 
-def _context_rules(it: "Interpreter", ctx: MeshCtx) -> Optional[la.Rules]:
+def _context_rules(it: ApiContext, ctx: MeshCtx) -> Optional[la.Rules]:
     """The rules ``nn.logical_axis_rules`` set here; where the source sets none, the
     project's declared ones (``[tool.shardcheck.logical]``)."""
     if isinstance(ctx.logical_rules, tuple) and ctx.logical_rules:
@@ -143,7 +141,7 @@ def _context_rules(it: "Interpreter", ctx: MeshCtx) -> Optional[la.Rules]:
         if declared.source is not None and declared.source.endswith(".py"):
             # shardcheck specs: the defaults of the script's Python config (pyconfig.py)
             from ..pyconfig import owner
-            it.assumed.append(f"{owner(declared.source)}.logical_axis_rules")
+            it.assume(f"{owner(declared.source)}.logical_axis_rules")
         return declared.rules
     return ctx.logical_rules if isinstance(ctx.logical_rules, tuple) else None
 
@@ -152,17 +150,17 @@ def _context_rules(it: "Interpreter", ctx: MeshCtx) -> Optional[la.Rules]:
 # flax.linen.partitioning's axis_rules/set_axis_rules are the same functions (t5x-style
 # code spells them so: ``with nn_partitioning.axis_rules(config.logical_axis_rules):``)
 @models(*(f"{m}.logical_axis_rules" for m in _CORE), "flax.linen.partitioning.axis_rules")
-def logical_axis_rules(it: "Interpreter", c: ApiCall) -> Value:
+def logical_axis_rules(it: ApiContext, c: ApiCall) -> Value:
     return LogicalRulesVal(rules_of(c.args.get(0, "rules")), c.node)
 
 
 @models(*(f"{m}.set_logical_axis_rules" for m in _CORE[:2]),
         "flax.linen.partitioning.set_axis_rules")
-def set_logical_axis_rules(it: "Interpreter", c: ApiCall) -> Value:
+def set_logical_axis_rules(it: ApiContext, c: ApiCall) -> Value:
     return LogicalRulesVal(rules_of(c.args.get(0, "rules")), c.node, sets=True)
 
 
-def enter_rules(it: "Interpreter", v: Value, ctx: MeshCtx) -> Optional[MeshCtx]:
+def enter_rules(it: ApiContext, v: Value, ctx: MeshCtx) -> Optional[MeshCtx]:
     """The context inside ``with nn.logical_axis_rules(rules):`` (or after
     ``nn.set_logical_axis_rules(rules)``); None for any other value."""
     if not isinstance(v, LogicalRulesVal):
@@ -176,7 +174,7 @@ def _names_node(c: ApiCall, pos: int, keyword: str) -> cst.CSTNode:
 
 
 @models(*(f"{m}.logical_to_mesh_axes" for m in _LINEN))
-def logical_to_mesh_axes(it: "Interpreter", c: ApiCall) -> Value:
+def logical_to_mesh_axes(it: ApiContext, c: ApiCall) -> Value:
     names = names_of(c.args.get(0, "array_dim_names"))
     rules = _rules_in_force(it, c, "rules", 1)
     node = _names_node(c, 0, "array_dim_names")
@@ -190,7 +188,7 @@ def logical_to_mesh_axes(it: "Interpreter", c: ApiCall) -> Value:
     return SpecVal(spec_entries(res.entries), node=node)
 
 
-def _resolve_linen(it: "Interpreter", c: ApiCall, names: Tuple[Any, ...], rules: la.Rules,
+def _resolve_linen(it: ApiContext, c: ApiCall, names: Tuple[Any, ...], rules: la.Rules,
                    node: cst.CSTNode) -> Optional[la.Resolution]:
     """flax's resolution; None (and a fact) where flax raises on repeated names."""
     try:
@@ -218,7 +216,7 @@ def spec_entries(entries: Tuple[Any, ...]) -> Tuple[Any, ...]:
 
 @models(*(f"{m}.with_logical_constraint" for m in _LINEN),
         "flax.linen.partitioning.with_sharding_constraint")  # the same function
-def with_logical_constraint(it: "Interpreter", c: ApiCall) -> Value:
+def with_logical_constraint(it: ApiContext, c: ApiCall) -> Value:
     """``nn.with_logical_constraint(x, names, rules=None, mesh=None, fallback=...)``: a
     no-op with no rules or no mesh; else ``with_sharding_constraint`` of the resolved spec
     (on ``NamedSharding(mesh, spec)`` where ``mesh=`` is given)."""
@@ -254,7 +252,7 @@ def with_logical_constraint(it: "Interpreter", c: ApiCall) -> Value:
     return constrain(it, replace(c, name=api.WITH_SHARDING_CONSTRAINT), x, target)
 
 
-def _opaque(it: "Interpreter", c: ApiCall) -> Value:
+def _opaque(it: ApiContext, c: ApiCall) -> Value:
     """What the call returns beyond the spec (a boxed initializer, a Variable): unknown;
     a function passed to it may run here. Its ``out_sharding=`` holds logical names, not
     an array function's mesh spec, so it is not checked as one."""
@@ -269,7 +267,7 @@ def _unknown_sharding(x: Value) -> Value:
 
 
 @models(*(f"{m}.with_logical_partitioning" for m in _LINEN))
-def with_logical_partitioning(it: "Interpreter", c: ApiCall) -> Value:
+def with_logical_partitioning(it: ApiContext, c: ApiCall) -> Value:
     """``nn.with_logical_partitioning(init, names, mesh=None, rules=None)``: the
     parameter's spec is resolved when it is unboxed, under the rules then in force."""
     names = names_of(c.args.get(1, "names"))
@@ -290,7 +288,7 @@ def with_logical_partitioning(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @hook("module_param")
-def module_param(it: "Interpreter", e: cst.Call, args: list, ctx: MeshCtx) -> None:
+def module_param(it: ApiContext, e: cst.Call, args: list, ctx: MeshCtx) -> None:
     """``self.param(name, nn.with_logical_partitioning(init, names), shape, ...)``: Linen
     unboxes the parameter with ``with_logical_constraint``, so its spec must fit the
     shape on the mesh in context: JAX raises IndivisibleError when the module is
@@ -307,7 +305,7 @@ def module_param(it: "Interpreter", e: cst.Call, args: list, ctx: MeshCtx) -> No
 
 
 @models("flax.linen.partitioning.param_with_axes", "flax.linen.partitioning.variable_with_axes")
-def param_with_axes(it: "Interpreter", c: ApiCall) -> Value:
+def param_with_axes(it: ApiContext, c: ApiCall) -> Value:
     """``nn_partitioning.param_with_axes(name, init, *args, axes=names)`` (t5x-style):
     the names are kept beside the parameter (``params_axes``) and resolved as
     ``nn.logical_to_mesh_axes`` resolves them, under the rules then in force."""
@@ -324,13 +322,13 @@ def param_with_axes(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models("flax.nnx.with_partitioning", "flax.nnx.spmd.with_partitioning")
-def nnx_with_partitioning(it: "Interpreter", c: ApiCall) -> Value:
+def nnx_with_partitioning(it: ApiContext, c: ApiCall) -> Value:
     _nnx_site(it, c, c.args.get(1, "sharding"), _names_node(c, 1, "sharding"), None)
     return _opaque(it, c)
 
 
 @models(*api.NNX_VARIABLES)
-def nnx_variable(it: "Interpreter", c: ApiCall) -> Value:
+def nnx_variable(it: ApiContext, c: ApiCall) -> Value:
     for key in api.NNX_SHARDING_KEYS:
         a = c.args.kw.get(key)
         if a is not None:
@@ -341,7 +339,7 @@ def nnx_variable(it: "Interpreter", c: ApiCall) -> Value:
     return _opaque(it, c)
 
 
-def _nnx_site(it: "Interpreter", c: ApiCall, sharding: Value, node: cst.CSTNode,
+def _nnx_site(it: ApiContext, c: ApiCall, sharding: Value, node: cst.CSTNode,
               shape: Optional[Tuple[Optional[int], ...]]) -> None:
     names = names_of(sharding)
     context = _context_rules(it, c.ctx)

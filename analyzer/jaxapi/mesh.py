@@ -4,7 +4,7 @@ context (``jax.set_mesh``, ``use_abstract_mesh``, the legacy ``with mesh:``)."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterable, Optional, Tuple
+from typing import Iterable, Optional, Tuple
 
 import libcst as cst
 
@@ -19,10 +19,8 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, Tupl
                       int_tuple, str_tuple)
 from .devices import device_setup
 from .logical import enter_rules
-from ..api import ApiCall, attribute_of, hook, models
+from ..api import ApiCall, ApiContext, attribute_of, hook, models
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 _AXIS_TYPES = {t.value: t for t in AxisType}
 
@@ -33,7 +31,7 @@ _SIZES_KEYWORDS = ("axis_shapes", "axis_sizes")  # make_mesh: 0.10's, then 0.11'
 
 
 @models(api.MAKE_MESH)
-def make_mesh(it: "Interpreter", c: ApiCall) -> Value:
+def make_mesh(it: ApiContext, c: ApiCall) -> Value:
     behaviour = it.profile.behaviour
     sizes = c.args.get(0, behaviour.make_mesh_sizes_keyword)
     for keyword in _SIZES_KEYWORDS:  # code written for another version reads alike
@@ -44,26 +42,26 @@ def make_mesh(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models(api.MESH)
-def mesh(it: "Interpreter", c: ApiCall) -> Value:
+def mesh(it: ApiContext, c: ApiCall) -> Value:
     dev = c.args.get(0, "devices")
     return _mesh(it, c, dev.shape if isinstance(dev, ArrayVal) else None,
                  AxisType(it.profile.behaviour.mesh_axis_type))
 
 
 @models(api.ABSTRACT_MESH)
-def abstract_mesh(it: "Interpreter", c: ApiCall) -> Value:
+def abstract_mesh(it: ApiContext, c: ApiCall) -> Value:
     return _mesh(it, c, int_tuple(c.args.get(0, "axis_sizes")),
                  AxisType(it.profile.behaviour.abstract_mesh_axis_type))
 
 
 @models(api.CREATE_DEVICE_MESH)
-def create_device_mesh(it: "Interpreter", c: ApiCall) -> Value:
+def create_device_mesh(it: ApiContext, c: ApiCall) -> Value:
     shape = int_tuple(c.args.get(0, "mesh_shape"))
     _check_device_count(it, c, shape, exact=True)
     return ArrayVal(shape, node=c.node)
 
 
-def _check_device_count(it: "Interpreter", c: ApiCall, sizes: Optional[Tuple[Optional[int], ...]],
+def _check_device_count(it: ApiContext, c: ApiCall, sizes: Optional[Tuple[Optional[int], ...]],
                         exact: bool) -> None:
     """make_mesh takes the first prod(sizes) devices, so it needs at least that many;
     create_device_mesh needs exactly that many (both unless given devices=)."""
@@ -80,11 +78,11 @@ def _check_device_count(it: "Interpreter", c: ApiCall, sizes: Optional[Tuple[Opt
 
 
 @models(*api.MESH_CONTEXTS)
-def mesh_context(it: "Interpreter", c: ApiCall) -> Value:
+def mesh_context(it: ApiContext, c: ApiCall) -> Value:
     return MeshContextVal(c.args.get(0, "mesh"), sets_now=c.name == api.SET_MESH)
 
 
-def _mesh(it: "Interpreter", c: ApiCall, sizes: Optional[Tuple[Optional[int], ...]],
+def _mesh(it: ApiContext, c: ApiCall, sizes: Optional[Tuple[Optional[int], ...]],
           default_type: AxisType) -> MeshVal:
     """All three constructors take (sizes or devices, axis_names, axis_types)."""
     names = str_tuple(c.args.get(1, "axis_names"))
@@ -130,7 +128,7 @@ def _axis_types(v: Value, n: Optional[int]) -> Optional[Tuple[AxisType, ...]]:
 
 
 @attribute_of(MeshVal)
-def mesh_attribute(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode,
+def mesh_attribute(it: ApiContext, base: Value, attr: str, node: cst.CSTNode,
                    ctx: MeshCtx) -> Value:
     assert isinstance(base, MeshVal)
     if attr == "axis_names" and base.names is not None:
@@ -157,7 +155,7 @@ def _inside(ctx: MeshCtx, mesh: MeshVal, abstract: bool = True) -> MeshCtx:
 
 
 @hook("enter")
-def enter(it: "Interpreter", v: Value, node: cst.CSTNode, ctx: MeshCtx) -> Optional[MeshCtx]:
+def enter(it: ApiContext, v: Value, node: cst.CSTNode, ctx: MeshCtx) -> Optional[MeshCtx]:
     """``with jax.set_mesh(m):`` and the legacy ``with mesh:`` set the context mesh."""
     if isinstance(v, MeshContextVal):
         return _inside(ctx, v.mesh) if isinstance(v.mesh, MeshVal) else UNKNOWN_CTX
@@ -170,18 +168,18 @@ def enter(it: "Interpreter", v: Value, node: cst.CSTNode, ctx: MeshCtx) -> Optio
 
 
 @hook("statement")
-def statement(it: "Interpreter", v: Value, ctx: MeshCtx) -> Optional[MeshCtx]:
+def statement(it: ApiContext, v: Value, ctx: MeshCtx) -> Optional[MeshCtx]:
     """``jax.set_mesh(mesh)`` as a statement: the mesh is set from here on."""
     if not isinstance(v, MeshContextVal):
         return enter_rules(it, v, ctx)  # flax's ``nn.set_logical_axis_rules(rules)``
     m = v.mesh if isinstance(v.mesh, MeshVal) else None
-    if it.caller == "module" and m is not None:
-        it.global_meshes.append(m)
+    if m is not None:
+        it.set_module_mesh(m)
     return _inside(ctx, m) if m is not None else UNKNOWN_CTX
 
 
 # -- meshes that must be one -----------------------------------------------------------------
-def check_meshes(it: "Interpreter", node: cst.CSTNode, values: Iterable[Value], ctx: MeshCtx,
+def check_meshes(it: ApiContext, node: cst.CSTNode, values: Iterable[Value], ctx: MeshCtx,
                  what: str) -> None:
     """An operation on ``values`` under ``ctx``: JAX requires its operands on one mesh, and
     that mesh to be the context mesh ``jax.set_mesh`` set (when one is)."""

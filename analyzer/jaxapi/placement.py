@@ -5,7 +5,7 @@ functions."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from sharding_types import AxisType
 
@@ -15,32 +15,30 @@ from ..events import AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
 from ..facts import ConstraintAxisNotAuto, ConstraintConflict, MeshConflict
 from ..values import (UNKNOWN, ArrayVal, DictVal, MeshVal, ShardingVal, SpecChoice, SpecVal,
                       TupleVal, Value, meshes_differ)
-from ..api import ApiCall, models
+from ..api import ApiCall, ApiContext, models
 from .specs import spec_and_mesh, spec_dims
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 _WHAT = {api.DEVICE_PUT: "device_put", api.WITH_SHARDING_CONSTRAINT: "with_sharding_constraint",
          api.RESHARD: "reshard"}
 
 
 @models(api.DEVICE_PUT)
-def device_put(it: "Interpreter", c: ApiCall) -> Value:
+def device_put(it: ApiContext, c: ApiCall) -> Value:
     return _place(it, c, c.args.get(0, "x"), c.args.get(1, "device"))
 
 
 @models(api.WITH_SHARDING_CONSTRAINT)
-def with_sharding_constraint(it: "Interpreter", c: ApiCall) -> Value:
+def with_sharding_constraint(it: ApiContext, c: ApiCall) -> Value:
     return _place(it, c, c.args.get(0, "x"), c.args.get(1, "shardings"))
 
 
 @models(api.RESHARD)
-def reshard(it: "Interpreter", c: ApiCall) -> Value:
+def reshard(it: ApiContext, c: ApiCall) -> Value:
     return _place(it, c, c.args.get(0, "xs"), c.args.get(1, "out_shardings"))
 
 
-def _place(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value:
+def _place(it: ApiContext, c: ApiCall, x: Value, target: Value) -> Value:
     """Place ``x`` (a tree) onto ``target`` (a spec, a sharding, or a tree of them)."""
     if isinstance(target, (TupleVal, DictVal)):
         if isinstance(target, DictVal) and isinstance(x, DictVal):
@@ -60,13 +58,13 @@ def _place(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value:
     return placed
 
 
-def constrain(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value:
+def constrain(it: ApiContext, c: ApiCall, x: Value, target: Value) -> Value:
     """``x`` placed on ``target`` by the call ``c`` (flax's logical constraints land here
     as ``with_sharding_constraint`` of their resolved spec)."""
     return _place(it, c, x, target)
 
 
-def _placed_type(it: "Interpreter", c: ApiCall, x: ArrayVal, placed: ArrayVal,
+def _placed_type(it: ApiContext, c: ApiCall, x: ArrayVal, placed: ArrayVal,
                  target: Value) -> ArrayVal:
     """The full type of ``x`` after placement (and the assert-like constraint check)."""
     spec, mesh = spec_and_mesh(target, c.ctx)
@@ -91,7 +89,7 @@ def _asserts(ctx: MeshCtx) -> bool:
             and not ctx.manual_axes and all(t == AxisType.Explicit for t in ctx.mesh.types))
 
 
-def _check_constraint_axes(it: "Interpreter", c: ApiCall, target: Value) -> None:
+def _check_constraint_axes(it: ApiContext, c: ApiCall, target: Value) -> None:
     """Outside a context mesh whose axes are all Explicit (where the constraint is an
     assert), with_sharding_constraint may name only Auto axes of its sharding's mesh: a
     Manual axis inside shard_map, or an Explicit one with no mesh set, is JAX's
@@ -118,7 +116,7 @@ def _check_constraint_axes(it: "Interpreter", c: ApiCall, target: Value) -> None
             return
 
 
-def _place_leaf(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value:
+def _place_leaf(it: ApiContext, c: ApiCall, x: Value, target: Value) -> Value:
     what, ctx, e = _WHAT[c.name], c.ctx, c.node
     if c.name == api.WITH_SHARDING_CONSTRAINT:
         _check_constraint_axes(it, c, target)
@@ -147,7 +145,7 @@ def _place_leaf(it: "Interpreter", c: ApiCall, x: Value, target: Value) -> Value
     return ArrayVal(shape, node=e) if shape is not None else UNKNOWN
 
 
-def check_out_sharding(it: "Interpreter", c: ApiCall, shape: Optional[Any]) -> None:
+def check_out_sharding(it: ApiContext, c: ApiCall, shape: Optional[Any]) -> None:
     """The ``out_sharding=``/``device=`` of an array function is a spec applied here."""
     for key in ("out_sharding", "device"):
         a = c.args.kw.get(key)

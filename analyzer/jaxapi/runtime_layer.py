@@ -5,7 +5,7 @@ parameters (checked at each call, and giving the parameter its declared type) an
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import libcst as cst
 
@@ -14,13 +14,11 @@ from ..events import MeshCtx
 from ..facts import AnnotationConflict
 from ..interp.state import Arg, Env
 from ..values import UNKNOWN, ArrayVal, FuncVal, JitVal, QualName, Unknown, Value, const_str
-from ..api import ApiCall, hook, models
-
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
+from ..api import ApiCall, ApiContext, hook, models
 
 
-def declared_type(it: "Interpreter", expr: cst.BaseExpression, env: Env, ctx: MeshCtx) -> Any:
+
+def declared_type(it: ApiContext, expr: cst.BaseExpression, env: Env, ctx: MeshCtx) -> Any:
     """The sharding type a runtime-layer annotation declares, or None."""
     def resolve(n: cst.CSTNode) -> Optional[str]:
         v = it.ev(n, env, ctx)
@@ -29,7 +27,7 @@ def declared_type(it: "Interpreter", expr: cst.BaseExpression, env: Env, ctx: Me
 
 
 @hook("parameter")
-def parameter(it: "Interpreter", annotation: cst.BaseExpression, v: Value,
+def parameter(it: ApiContext, annotation: cst.BaseExpression, v: Value,
               bindings: Dict[str, int], env: Env, ctx: MeshCtx) -> Value:
     """A parameter annotated ``Sharded[jax.Array, "float32[B@data,D]"]`` holds that type;
     one annotated ``Float[Array, "b 512"]`` (jaxtyping) that no call gives a value, an
@@ -47,16 +45,16 @@ def parameter(it: "Interpreter", annotation: cst.BaseExpression, v: Value,
 
 
 @hook("arguments")
-def arguments(it: "Interpreter", fv: Value, args: List[Arg], ctx: MeshCtx) -> None:
+def arguments(it: ApiContext, fv: Value, args: List[Arg], ctx: MeshCtx) -> None:
     """Arguments whose inferred type contradicts the parameter's declared type."""
     if isinstance(fv, JitVal):
         fv = fv.func
-    if not isinstance(fv, FuncVal) or not isinstance(fv.node, cst.FunctionDef) or it.cur is None:
+    if not isinstance(fv, FuncVal) or not isinstance(fv.node, cst.FunctionDef) or not it.recording():
         return
     params = fv.node.params
     positional = list(params.posonly_params) + list(params.params)
     bindings: Dict[str, int] = {}
-    scope = fv.scope if isinstance(fv.scope, Env) else it.env
+    scope = fv.scope if isinstance(fv.scope, Env) else it.module_scope()
     for p, a in zip(positional, [a for a in args if a.keyword is None and not a.star]):
         if p.annotation is None or not isinstance(a.value, ArrayVal):
             continue
@@ -70,7 +68,7 @@ def arguments(it: "Interpreter", fv: Value, args: List[Arg], ctx: MeshCtx) -> No
 
 
 @models("sharding_types.assert_sharding", "sharding_types.typeof")
-def assert_sharding(it: "Interpreter", c: ApiCall) -> Value:
+def assert_sharding(it: ApiContext, c: ApiCall) -> Value:
     """``assert_sharding(x, "...")``: compare, then x has the asserted type."""
     if c.name != "sharding_types.assert_sharding" or len(c.args.pos) < 2:
         return UNKNOWN

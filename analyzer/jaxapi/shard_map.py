@@ -3,7 +3,7 @@ specs, the body's manual axes and per-shard argument types, and the global outpu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Tuple, cast
+from typing import List, Optional, Tuple, cast
 
 import libcst as cst
 
@@ -18,15 +18,13 @@ from ..syntax import keyword_argument
 from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, MeshVal, PartialVal, ShardMapVal,
                       SpecVal, TupleVal, Value, str_tuple)
 from .closures import check_closures
-from ..api import ApiCall, calls, hook, models
+from ..api import ApiCall, ApiContext, calls, hook, models
 from .specs import spec_leaves
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 
 @models(*api.SHARD_MAPS)
-def shard_map(it: "Interpreter", c: ApiCall) -> Value:
+def shard_map(it: ApiContext, c: ApiCall) -> Value:
     kw, pos = c.args.kw, c.args.pos
     experimental = c.name == api.SHARD_MAP_EXPERIMENTAL
     if "check_rep" in kw and not experimental:
@@ -89,14 +87,14 @@ def _keyword(c: ApiCall, name: str) -> Value:
 
 
 @calls(ShardMapFactory)
-def call_factory(it: "Interpreter", callee: Value, c: ApiCall) -> Value:
+def call_factory(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     """``jax.shard_map(mesh=..., ...)(f)``: the keyword form used as a decorator."""
     assert isinstance(callee, ShardMapFactory)
     merged = list(c.args.args) + [Arg(k, "", v, c.node) for k, v in callee.kwargs]
     return it.call_api(callee.api, callee.node, merged, c.env, c.ctx)
 
 
-def _activate(it: "Interpreter", event: ShardMapCall, mesh: Optional[MeshVal], ctx: MeshCtx) -> None:
+def _activate(it: ApiContext, event: ShardMapCall, mesh: Optional[MeshVal], ctx: MeshCtx) -> None:
     """Check the specs against ``mesh`` and analyze the body under its manual axes."""
     if mesh is not None and not event.explicit_mesh:
         event.mesh = mesh
@@ -129,7 +127,7 @@ def _mapped_params(event: ShardMapCall) -> Optional[int]:
     return len(params.posonly_params) + len(params.params) - n_bound
 
 
-def _body_args(it: "Interpreter", event: ShardMapCall, manual: Optional[frozenset],
+def _body_args(it: ApiContext, event: ShardMapCall, manual: Optional[frozenset],
                call_args: Optional[tuple] = None, node: Optional[cst.CSTNode] = None) -> tuple:
     """The body's parameters as JAX sees them: each varies over the manual axes its
     in_spec names (``{V:...}``)."""
@@ -148,7 +146,7 @@ def _body_args(it: "Interpreter", event: ShardMapCall, manual: Optional[frozense
                  for i, sp in enumerate(items))
 
 
-def _body_arg(it: "Interpreter", event: ShardMapCall, manual: frozenset, spec: Value, a: Value,
+def _body_arg(it: ApiContext, event: ShardMapCall, manual: frozenset, spec: Value, a: Value,
               node: Optional[cst.CSTNode]) -> Value:
     """One argument's per-shard type inside the body."""
     if not (isinstance(spec, SpecVal) and spec.complete):
@@ -178,7 +176,7 @@ def _body_arg(it: "Interpreter", event: ShardMapCall, manual: frozenset, spec: V
                     dims=tuple(dims))
 
 
-def _checks_in_specs(it: "Interpreter", mesh, manual: frozenset) -> bool:
+def _checks_in_specs(it: ApiContext, mesh, manual: frozenset) -> bool:
     """Whether JAX compares in_specs with the inputs' shardings: where the manual axes
     are all Explicit, and (up to 0.11) the shard_map is manual over every mesh axis; else
     it reshards the input silently."""
@@ -221,19 +219,19 @@ def _output(event: ShardMapCall, ret: Value, ctx: MeshCtx) -> Value:
 
 
 @calls(ShardMapVal)
-def call_mapped(it: "Interpreter", callee: Value, c: ApiCall) -> Value:
+def call_mapped(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     assert isinstance(callee, ShardMapVal)
     return call_shard_map(it, callee, c.ctx, tuple(c.args.pos), c.node)
 
 
 @hook("passed")
-def passed(it: "Interpreter", v: Value, node: Optional[cst.CSTNode], ctx: MeshCtx) -> None:
+def passed(it: ApiContext, v: Value, node: Optional[cst.CSTNode], ctx: MeshCtx) -> None:
     """A shard_map passed to another function may be called there, in this context."""
     assert isinstance(v, ShardMapVal)
     call_shard_map(it, v, ctx, None, node)
 
 
-def call_shard_map(it: "Interpreter", val: ShardMapVal, ctx: MeshCtx, args: Optional[tuple],
+def call_shard_map(it: ApiContext, val: ShardMapVal, ctx: MeshCtx, args: Optional[tuple],
                    node: Optional[cst.CSTNode]) -> Value:
     """``val`` is called (or, with ``args`` None, may be called) in context ``ctx``."""
     event = val.event
@@ -274,7 +272,7 @@ def _other_mesh(a: MeshVal, b: MeshVal) -> bool:
                                              and b.types is not None and a.types != b.types))
 
 
-def _check_output_ranks(it: "Interpreter", event: ShardMapCall, ret: Value) -> None:
+def _check_output_ranks(it: ApiContext, event: ShardMapCall, ret: Value) -> None:
     """An out_specs entry longer than its output's rank (a P('x') for a scalar) is the
     ValueError 'out_specs entry which is too long': record it as a spec use of that rank
     (the sizes are per shard, so only the rank is stated)."""
@@ -297,11 +295,11 @@ def _check_output_ranks(it: "Interpreter", event: ShardMapCall, ret: Value) -> N
                                            from_context=not event.explicit_mesh))
 
 
-def _renote(it: "Interpreter", event: ShardMapCall, full: tuple) -> None:
+def _renote(it: ApiContext, event: ShardMapCall, full: tuple) -> None:
     """The body's arguments are now known in full: replace the call noted at activation."""
     func = event.func
     target = func.func if isinstance(func, PartialVal) and isinstance(func.func, FuncVal) else func
-    info = it.funcs.get(getattr(target, "node", None))  # type: ignore[arg-type]  # a node or None
+    info = it.function_info(getattr(target, "node", None))
     if info is not None and event.noted is not None:
         for lst in info.call_args.values():
             lst[:] = [t for t in lst if t is not event.noted]
@@ -314,7 +312,7 @@ def _renote(it: "Interpreter", event: ShardMapCall, full: tuple) -> None:
     it.note_call(func, event.body_ctx, full)
 
 
-def _check_call_shapes(it: "Interpreter", event: ShardMapCall, args: tuple) -> None:
+def _check_call_shapes(it: ApiContext, event: ShardMapCall, args: tuple) -> None:
     specs = event.in_specs
     if isinstance(specs, SpecVal):
         pairs: List[Tuple[Value, Value]] = [(specs, a) for a in args]

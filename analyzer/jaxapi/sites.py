@@ -20,7 +20,7 @@ handler resolved them, it records the names with the spec unknown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -31,10 +31,8 @@ from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, RuleTreeVal, Sh
                       SpecVal, TupleVal, Value)
 from ..syntax import subtree, target_names
 from .literals import literal_item
-from ..api import ApiCall, attribute_of, observes
+from ..api import ApiCall, ApiContext, attribute_of, observes
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 # Flax's logical-axis APIs: canonical name -> (site kind, index and name of the argument
 # holding the logical names)
@@ -54,7 +52,7 @@ ONLY_NONE = ("every context in view passes None here (no sharding placed or decl
              "a caller not in view may pass one")
 
 
-def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
+def record_site(it: ApiContext, node: cst.CSTNode, kind: str, value: Value,
                 mesh: Optional[MeshVal], arg: Optional[cst.CSTNode], env: Env,
                 path: str = "", logical: Optional[Tuple[Optional[str], ...]] = None) -> None:
     """Record the sites of ``value`` (a spec, a sharding, or a tree of them) placed at
@@ -97,7 +95,7 @@ def record_site(it: "Interpreter", node: cst.CSTNode, kind: str, value: Value,
 
 
 @attribute_of(RuleTreeVal)
-def _rule_subtree(it: "Interpreter", base: Value, attr: str, node: cst.CSTNode,
+def _rule_subtree(it: ApiContext, base: Value, attr: str, node: cst.CSTNode,
                   ctx: MeshCtx) -> Value:
     """``tree.params``: a subtree, whose leaves the same rules match (``re.search`` finds
     a pattern anywhere in a path, so a path without the ``params/`` prefix still matches)."""
@@ -133,7 +131,7 @@ def _code(node: cst.CSTNode) -> str:
 UNEXPLAINED = "not explained (the analysis was asked for findings only)"
 
 
-def unknown_reason(it: "Interpreter", value: Value, node: Optional[cst.CSTNode], env: Env) -> str:
+def unknown_reason(it: ApiContext, value: Value, node: Optional[cst.CSTNode], env: Env) -> str:
     """Why ``value`` (written as ``node``) is not a known spec, in the source's terms
     (``UNEXPLAINED`` where no one reads it: ``check``)."""
     if not it.explain_sites:
@@ -181,8 +179,9 @@ def _sharding_owner(node: cst.Attribute) -> Optional[cst.BaseExpression]:
     return inner
 
 
-def _current_params(it: "Interpreter") -> List[str]:
-    params = getattr(it.func_stack[-1].val.node, "params", None) if it.func_stack else None
+def _current_params(it: ApiContext) -> List[str]:
+    fn = it.current_function()
+    params = getattr(fn.val.node, "params", None) if fn is not None else None
     return _param_names(params) if params is not None else []
 
 
@@ -192,7 +191,7 @@ def _is_spec_call(node: cst.Call) -> bool:
     return name in ("P", "PartitionSpec", "PS", "Pspec")
 
 
-def _spec_reason(it: "Interpreter", spec: SpecVal, env: Env) -> str:
+def _spec_reason(it: ApiContext, spec: SpecVal, env: Env) -> str:
     if not spec.complete:
         return f"{spec.describe()}: entries spliced in with * are not known"
     if spec.built_at is not None and isinstance(spec.node, cst.Call):
@@ -200,7 +199,7 @@ def _spec_reason(it: "Interpreter", spec: SpecVal, env: Env) -> str:
                 "that is not a known axis name")
     written = spec.node.args if isinstance(spec.node, cst.Call) and spec.built_at is None else ()
     if written and spec.node is not None and not _written_here(it, spec.node):
-        where = "a function it calls" if it.func_stack else "another module"
+        where = "a function it calls" if it.current_function() else "another module"
         return f"{spec.describe()}: an entry is not a known axis name (the spec is built in {where})"
     for i, e in enumerate(spec.entries):
         known = e is None or (isinstance(e, tuple) and all(isinstance(a, str) for a in e))
@@ -218,10 +217,10 @@ _MODEL_TREES = ("get_partition_spec", "get_named_sharding", "logical_to_mesh_sha
                 "logical_to_mesh")
 
 
-def _written_here(it: "Interpreter", node: cst.CSTNode) -> bool:
+def _written_here(it: ApiContext, node: cst.CSTNode) -> bool:
     """Whether ``node`` is written in the function (or module body) being analysed, so
     that its names mean what the environment there holds. Each body is walked once."""
-    body = it.func_stack[-1].val.node if it.func_stack else it.module
+    body = _body(it)
     return id(node) in it.memo(("nodes written in", body), lambda: _node_ids(body))
 
 
@@ -229,9 +228,10 @@ def _node_ids(body: cst.CSTNode) -> frozenset:
     return frozenset(id(n) for n in subtree(body))
 
 
-def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
+def _name_reason(it: ApiContext, name: str, env: Env) -> str:
     if name in _current_params(it):
-        info = it.func_stack[-1]
+        info = it.current_function()
+        assert info is not None  # name is one of its parameters
         fn = info.val.node
         label = fn.name.value if isinstance(fn, cst.FunctionDef) else "lambda"
         if any(info.call_args.values()):
@@ -246,10 +246,10 @@ def _name_reason(it: "Interpreter", name: str, env: Env) -> str:
     return f"`{name}` is not defined in the analyzed code"
 
 
-def _assigned_reason(it: "Interpreter", name: str) -> str:
+def _assigned_reason(it: ApiContext, name: str) -> str:
     """Why the value bound to ``name`` is unknown: what its last assignment in the
     enclosing function (or module) is assigned from."""
-    body = it.func_stack[-1].val.node if it.func_stack else it.module
+    body = _body(it)
     finder = _last_assignment(body, name)
     value = finder.value
     if finder.count > 1:
@@ -321,34 +321,34 @@ def _param_names(params: cst.Parameters) -> List[str]:
     return [p.name.value for p in every]
 
 
-def _context_mesh(it: "Interpreter", ctx: MeshCtx) -> Optional[MeshVal]:
+def _context_mesh(it: ApiContext, ctx: MeshCtx) -> Optional[MeshVal]:
     return it.context_mesh(ctx)
 
 
-def _arg(it: "Interpreter", c: ApiCall, kind: str, i: int, name: str,
+def _arg(it: ApiContext, c: ApiCall, kind: str, i: int, name: str,
          mesh: Optional[MeshVal]) -> None:
     if c.args.given(i, name):
         record_site(it, c.node, kind, c.args.get(i, name), mesh, c.args.node(i, name), c.env)
 
 
 @observes(api.WITH_SHARDING_CONSTRAINT)
-def _constraint(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _constraint(it: ApiContext, c: ApiCall, out: Value) -> None:
     _arg(it, c, "with_sharding_constraint", 1, "shardings", _context_mesh(it, c.ctx))
 
 
 @observes(api.RESHARD)
-def _reshard(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _reshard(it: ApiContext, c: ApiCall, out: Value) -> None:
     _arg(it, c, "reshard", 1, "out_shardings", _context_mesh(it, c.ctx))
 
 
 @observes(api.DEVICE_PUT)
-def _device_put(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _device_put(it: ApiContext, c: ApiCall, out: Value) -> None:
     target = c.args.get(1, "device")
     if not c.args.given(1, "device") or (isinstance(target, Const) and target.value is None):
         return  # no placement named: the default device
     scope = None  # the map only: finding a name's assignment walks its function
     if it.assume_defaults:
-        scope = it.func_stack[-1].val.node if it.func_stack else it.module
+        scope = _body(it)
     if is_device(c.args.node(1, "device"), scope):
         return
     _arg(it, c, "device_put", 1, "device", _context_mesh(it, c.ctx))
@@ -372,14 +372,14 @@ def is_device(node: Optional[cst.CSTNode], scope: Optional[cst.CSTNode] = None) 
 
 
 @observes(api.NAMED_SHARDING)
-def _named_sharding(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _named_sharding(it: ApiContext, c: ApiCall, out: Value) -> None:
     mesh = c.args.get(0, "mesh")
     record_site(it, c.node, "NamedSharding", out, mesh if isinstance(mesh, MeshVal) else None,
                 c.args.node(1, "spec"), c.env)
 
 
 @observes(*api.SHARD_MAPS)
-def _shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _shard_map(it: ApiContext, c: ApiCall, out: Value) -> None:
     experimental = c.name == api.SHARD_MAP_EXPERIMENTAL
     mesh = c.args.get(1, "mesh") if experimental else c.args.keyword("mesh")
     if not isinstance(mesh, MeshVal):
@@ -404,7 +404,7 @@ MESH_AXIS_PARTITIONING = {"flax.linen.with_partitioning": (1, "names"),
 
 
 @observes(*FLAX_SHARD_MAPS)
-def _flax_shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _flax_shard_map(it: ApiContext, c: ApiCall, out: Value) -> None:
     mesh = c.args.keyword("mesh")
     mesh = mesh if isinstance(mesh, MeshVal) else None if mesh is not None else _context_mesh(it, c.ctx)
     for key in ("in_specs", "out_specs"):
@@ -413,7 +413,7 @@ def _flax_shard_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
             record_site(it, c.node, f"shard_map {key}", a.value, mesh, a.node, c.env)
 
 
-def _resolved(it: "Interpreter", c: ApiCall, node: Optional[cst.CSTNode]) -> bool:
+def _resolved(it: ApiContext, c: ApiCall, node: Optional[cst.CSTNode]) -> bool:
     """Record the site of ``c`` from the logical names the logical-axis model resolved
     there (``jaxapi.logical``'s ``LogicalResolution``); False when it resolved none."""
     from .logical import LogicalResolution, spec_entries
@@ -432,7 +432,7 @@ def _resolved(it: "Interpreter", c: ApiCall, node: Optional[cst.CSTNode]) -> boo
 
 
 @observes(*api.NNX_VARIABLES)
-def _nnx_variable(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _nnx_variable(it: ApiContext, c: ApiCall, out: Value) -> None:
     """An NNX variable declared with sharding metadata is a site, as
     ``nnx.with_partitioning`` is."""
     for key in api.NNX_SHARDING_KEYS:
@@ -443,12 +443,12 @@ def _nnx_variable(it: "Interpreter", c: ApiCall, out: Value) -> None:
 
 
 @observes(*MESH_AXIS_PARTITIONING)
-def _partitioning(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _partitioning(it: ApiContext, c: ApiCall, out: Value) -> None:
     i, name = MESH_AXIS_PARTITIONING[c.name]
     _partition_site(it, c, c.args.get(i, name), c.args.node(i, name))
 
 
-def _partition_site(it: "Interpreter", c: ApiCall, names: Value, node: Optional[cst.CSTNode]) -> None:
+def _partition_site(it: ApiContext, c: ApiCall, names: Value, node: Optional[cst.CSTNode]) -> None:
     if _resolved(it, c, node):
         return
     spec, mesh = _names_spec(names, node), _context_mesh(it, c.ctx)
@@ -470,7 +470,7 @@ def _names_spec(v: Value, node: Optional[cst.CSTNode]) -> Optional[SpecVal]:
 
 
 @observes(*api.JITS, *FLAX_JITS)
-def _jit(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _jit(it: ApiContext, c: ApiCall, out: Value) -> None:
     for key in ("in_shardings", "out_shardings"):
         a = c.args.kw.get(key)
         if a is not None and not (isinstance(a.value, Const) and a.value.value is None):
@@ -478,7 +478,7 @@ def _jit(it: "Interpreter", c: ApiCall, out: Value) -> None:
 
 
 @observes(*LOGICAL_APIS)
-def _logical(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _logical(it: ApiContext, c: ApiCall, out: Value) -> None:
     kind, i, name = LOGICAL_APIS[c.name]
     sites = it.recorded("sites")
     if sites is None or any(s.node is c.node for s in sites):
@@ -512,7 +512,7 @@ def _logical_names(v: Value) -> Optional[Tuple[Optional[str], ...]]:
 
 
 @observes("jax.tree.map", "jax.tree_util.tree_map")
-def _tree_map(it: "Interpreter", c: ApiCall, out: Value) -> None:
+def _tree_map(it: ApiContext, c: ApiCall, out: Value) -> None:
     """``jax.tree.map(lambda s: NamedSharding(mesh, s), specs)``: the NamedSharding in the
     function is one site per leaf of the tree it makes (its analysis on its own, with
     the leaf unknown, says nothing more; the map drops it)."""
@@ -544,3 +544,9 @@ class _Nodes(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.nodes.add(node)
         return True
+
+
+def _body(it: ApiContext) -> cst.CSTNode:
+    """The function (or the module) whose body is being analysed."""
+    fn = it.current_function()
+    return fn.val.node if fn is not None else it.module

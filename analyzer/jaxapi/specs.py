@@ -11,19 +11,17 @@ from . import names as api
 from ..events import MeshCtx, SpecUse
 from ..values import (UNKNOWN, Const, DictVal, MeshVal, QualName, ShardingVal, SpecChoice,
                       SpecVal, TupleVal, Value, const_str, str_tuple)
-from ..api import ApiCall, attribute_of, hook, models, models_prefix
+from ..api import ApiCall, ApiContext, attribute_of, hook, models, models_prefix
 
 if TYPE_CHECKING:
     import libcst as cst
-
-    from ..interp.model import Interpreter
 
 Dims = Tuple[Tuple[str, ...], ...]
 OutSharding = Callable[[Value, Optional[int]], Optional[Tuple[Dims, frozenset]]]
 
 
 @models(api.PARTITION_SPEC)
-def partition_spec(it: "Interpreter", c: ApiCall) -> Value:
+def partition_spec(it: ApiContext, c: ApiCall) -> Value:
     entries: List[Any] = []
     complete = True
     unreduced: Tuple[Optional[str], ...] = ()
@@ -54,7 +52,7 @@ def partition_spec(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models(api.NAMED_SHARDING)
-def named_sharding(it: "Interpreter", c: ApiCall) -> Value:
+def named_sharding(it: ApiContext, c: ApiCall) -> Value:
     mesh = c.args.get(0, "mesh")
     spec = c.args.get(1, "spec")
     for s in spec.options if isinstance(spec, SpecChoice) else [spec]:
@@ -65,7 +63,7 @@ def named_sharding(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @attribute_of(ShardingVal)
-def sharding_attribute(it: "Interpreter", base: Value, attr: str, node: "cst.CSTNode",
+def sharding_attribute(it: ApiContext, base: Value, attr: str, node: "cst.CSTNode",
                        ctx: MeshCtx) -> Value:
     """``sharding.spec`` and ``sharding.mesh`` of a NamedSharding: what it was made with."""
     assert isinstance(base, ShardingVal)
@@ -81,7 +79,7 @@ def sharding_attribute(it: "Interpreter", base: Value, attr: str, node: "cst.CST
 
 @models("jax.sharding.AxisType")
 @models_prefix("jax.sharding.AxisType.")
-def axis_type(it: "Interpreter", c: ApiCall) -> Value:
+def axis_type(it: ApiContext, c: ApiCall) -> Value:
     return QualName(c.name)
 
 

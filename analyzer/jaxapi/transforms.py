@@ -6,7 +6,7 @@ decorators."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import Any, List, Optional
 
 import libcst as cst
 
@@ -18,10 +18,8 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, Partia
                       QualName, ShardingVal, SpecVal, TupleVal, Value, const_int, const_str)
 from .control_flow import CONTROL_FLOW
 from ..provenance import Origin, leaves, note
-from ..api import ApiCall, calls, hook, models
+from ..api import ApiCall, ApiContext, calls, hook, models
 
-if TYPE_CHECKING:
-    from ..interp.model import Interpreter
 
 # Run the function they are given where they are called, binding no axis names.
 TRANSPARENT_WRAPPERS = ("jax.grad", "jax.value_and_grad", "jax.checkpoint", "jax.remat",
@@ -44,7 +42,7 @@ _TREE_MAPS = ("jax.tree.map", "jax.tree_util.tree_map")
 
 
 @models("jax.grad", "jax.value_and_grad")
-def grad(it: "Interpreter", c: ApiCall) -> Value:
+def grad(it: ApiContext, c: ApiCall) -> Value:
     if not c.args.pos:
         return wrapper(it, c)
     return GradVal(c.args.pos[0], c.name == "jax.value_and_grad", c.args.kw.get("argnums"),
@@ -52,13 +50,13 @@ def grad(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @calls(GradVal)
-def call_grad_value(it: "Interpreter", callee: Value, c: ApiCall) -> Value:
+def call_grad_value(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx)
     assert isinstance(callee, GradVal)
     return call_grad(it, callee, c)
 
 
-def call_grad(it: "Interpreter", g: GradVal, c: ApiCall) -> Value:
+def call_grad(it: ApiContext, g: GradVal, c: ApiCall) -> Value:
     """Calling ``grad(f)``: f runs on the arguments; each gradient has the type of its
     primal (JAX 0.10.2 gives cotangents their primal's sharding). ``argnums`` may be a
     tuple (a tuple of gradients); with ``has_aux`` f returns ``(output, aux)``, and grad
@@ -108,7 +106,7 @@ def _grad_like(v: Value) -> Value:
 
 
 @models(*_TREE_MAPS)
-def tree_map(it: "Interpreter", c: ApiCall) -> Value:
+def tree_map(it: ApiContext, c: ApiCall) -> Value:
     if len(c.args.pos) >= 2:
         it.pass_functions(c.args.args, c.ctx, opaque=False)
         is_leaf = c.args.kw.get("is_leaf")
@@ -119,7 +117,7 @@ def tree_map(it: "Interpreter", c: ApiCall) -> Value:
     return wrapper(it, c)
 
 
-def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx,
+def _tree_map(it: ApiContext, f: Value, trees: List[Value], ctx: MeshCtx,
               c: Optional[ApiCall] = None, plain: bool = False) -> Optional[Value]:
     """jax.tree.map over dicts/tuples of known structure: f on each leaf (arrays, and
     the specs and shardings of a tree of shardings, which JAX treats as leaves). With
@@ -157,25 +155,22 @@ def _tree_map(it: "Interpreter", f: Value, trees: List[Value], ctx: MeshCtx,
         return it.eval_return(f, tuple(trees), {}, ctx)  # a tree of specs made into shardings
     if isinstance(f, PartialVal) and isinstance(f.func, QualName) and c is not None \
             and all(isinstance(t, (SpecVal, ShardingVal)) for t in trees):  # partial(NamedSharding, mesh)
-        saved, it.cur = it.cur, None  # evaluated for its value: the site is the tree's
-        try:
+        with it.unrecorded():  # evaluated for its value: the site is the tree's
             args = [Arg(None, "", a, c.node) for a in tuple(f.args) + tuple(trees)]
             args += [Arg(k, "", v, c.node) for k, v in f.kwargs]
             return it.call_api(it.profile.canonical(f.func.name), c.node, args, c.env, ctx)
-        finally:
-            it.cur = saved
     return UNKNOWN
 
 
 @models(*[n for n in TRANSPARENT_WRAPPERS
           if n not in ("jax.grad", "jax.value_and_grad") + _TREE_MAPS + CONTROL_FLOW])
-def wrapper(it: "Interpreter", c: ApiCall) -> Value:
+def wrapper(it: ApiContext, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx, opaque=False)
     return UNKNOWN
 
 
 @models(*BINDING_WRAPPERS)
-def binding_wrapper(it: "Interpreter", c: ApiCall) -> Value:
+def binding_wrapper(it: ApiContext, c: ApiCall) -> Value:
     kw = c.args.kw
     axis = const_str(kw["axis_name"].value) if "axis_name" in kw else None
     if axis is not None:
@@ -188,7 +183,7 @@ def binding_wrapper(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @models(api.PARTIAL)
-def partial(it: "Interpreter", c: ApiCall) -> Value:
+def partial(it: ApiContext, c: ApiCall) -> Value:
     if not c.args.pos:
         return UNKNOWN
     return PartialVal(c.args.pos[0], tuple(c.args.pos[1:]),
@@ -196,7 +191,7 @@ def partial(it: "Interpreter", c: ApiCall) -> Value:
 
 
 @hook("decorate")
-def decorate(it: "Interpreter", dec: Value, fn: Value, node: cst.CSTNode, env: Env,
+def decorate(it: ApiContext, dec: Value, fn: Value, node: cst.CSTNode, env: Env,
              ctx: MeshCtx) -> Value:
     """``@dec def fn``: what the name ``fn`` holds afterwards."""
     if isinstance(dec, QualName):
@@ -222,7 +217,7 @@ def decorate(it: "Interpreter", dec: Value, fn: Value, node: cst.CSTNode, env: E
     return _opaque(it, fn, ctx)
 
 
-def _opaque(it: "Interpreter", fn: Value, ctx: MeshCtx) -> Value:
+def _opaque(it: ApiContext, fn: Value, ctx: MeshCtx) -> Value:
     """An unknown decorator: it may change the signature, call fn anywhere, bind axes."""
     it.pass_functions([Arg(None, "", fn, None)], ctx)
     return UNKNOWN
