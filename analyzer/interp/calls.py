@@ -13,9 +13,9 @@ from ..events import UNKNOWN_CTX, CallFact, MeshCtx
 from ..provenance import built_by_helper
 from ..api import ApiCall, as_sequence, callee_handler, get_hook, handler_for, method_handler
 from ..syntax import dotted, subtree
-from ..values import (SPREAD, UNKNOWN, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
+from ..values import (SPREAD, UNKNOWN, ArrayVal, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
                       LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal,
-                      Value, join, merge_item)
+                      Value, const_int, join, merge_item)
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, cached_fills_none,
@@ -71,6 +71,8 @@ class CallsMixin(InterpreterBase):
                 return self._getattr(args, ctx)
             if func.value == "dict":
                 return _dict(args)
+            if func.value in _ITERATORS:
+                return _iterator(func.value, CallArgs(args), self.iter_items)
             return _sequence(func.value, CallArgs(args))
         if not self.assume_defaults and not isinstance(callee, QualName):
             args = self.eval_args(e, env, ctx)
@@ -498,7 +500,9 @@ def _none_config(p: cst.Param, v: Value) -> bool:
     return p.name.value in CONFIG_NAMES and isinstance(v, Const) and v.value is None
 
 
-_BUILTINS = ("getattr", "tuple", "list", "dict")
+_ITERATORS = ("enumerate", "zip", "range", "len", "reversed")
+_BUILTINS = ("getattr", "tuple", "list", "dict") + _ITERATORS
+_MAX_RANGE = 64  # range(n) with more items is not written out (unknown)
 _LOOPS = frozenset({cst.For, cst.While, cst.Try})  # exact types: isinstance goes through ABCMeta
 
 
@@ -509,6 +513,40 @@ def _sequence(kind: str, call: CallArgs) -> Value:
         return UNKNOWN
     v = as_sequence(call.pos[0])
     return TupleVal(v.items, kind == "list") if isinstance(v, TupleVal) else UNKNOWN
+
+
+def _iterator(kind: str, call: CallArgs, items_of: Any) -> Value:
+    """``enumerate(xs)``, ``zip(xs, ys)``, ``reversed(xs)``, ``range(...)`` and ``len(xs)``
+    of sequences the analysis knows item by item, as the tuples they yield (a loop over
+    one runs per item, up to its bound); anything else is unknown."""
+    if call.starred or (call.kw and not (kind == "enumerate" and set(call.kw) == {"start"})):
+        return UNKNOWN
+    if kind == "range":
+        bounds = [const_int(p) for p in call.pos]
+        if not 1 <= len(bounds) <= 3 or any(b is None for b in bounds):
+            return UNKNOWN
+        r = range(*bounds)  # type: ignore[arg-type]  # None excluded above
+        return TupleVal(tuple(Const(i) for i in r)) if len(r) <= _MAX_RANGE else UNKNOWN
+    if kind == "len" and len(call.pos) == 1:
+        x = call.pos[0]
+        if isinstance(x, (TupleVal, DictVal)):
+            return Const(len(x.items))
+        if isinstance(x, ArrayVal) and x.shape and x.shape[0] is not None:
+            return Const(x.shape[0])
+        return UNKNOWN
+    seqs = [items_of(p) for p in call.pos]
+    if not seqs or any(q is None for q in seqs):
+        return UNKNOWN
+    if kind == "len":
+        return Const(len(seqs[0])) if len(seqs) == 1 else UNKNOWN
+    if kind == "reversed":
+        return TupleVal(tuple(reversed(seqs[0]))) if len(seqs) == 1 else UNKNOWN
+    if kind == "enumerate":
+        start = const_int(call.kw["start"].value) if "start" in call.kw else 0
+        if len(seqs) != 1 or start is None:
+            return UNKNOWN
+        return TupleVal(tuple(TupleVal((Const(start + i), x)) for i, x in enumerate(seqs[0])))
+    return TupleVal(tuple(TupleVal(tuple(group)) for group in zip(*seqs)))
 
 
 def _dict(args: List[Arg]) -> Value:

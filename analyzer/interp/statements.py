@@ -314,6 +314,8 @@ class StatementsMixin(InterpreterBase):
     def assign(self, target: cst.CSTNode, v: Value, env: Env, ctx: MeshCtx,
                record: bool = True) -> None:
         if isinstance(target, cst.Name):
+            if target.value in self.memo(("rebound by name",), lambda: _declared_rebound(self.module)):
+                v = UNKNOWN  # a function rebinds it (global/nonlocal): when, is not known here
             env.vars[target.value] = v
             if record and self.cur is not None and isinstance(v, ArrayVal) and not v.numpy:
                 mesh = ctx.mesh if ctx.known and ctx.mesh is not None else v.mesh
@@ -356,6 +358,26 @@ class StatementsMixin(InterpreterBase):
         replaced = _replaced(root, path[::-1], v)
         if replaced is not None:
             env.vars[node.value] = replaced
+
+
+def _declared_rebound(module: cst.Module) -> frozenset:
+    """The names some function of the module declares ``global`` or ``nonlocal``: the
+    function may rebind them whenever it runs (a test's ``global BATCH_SIZE; BATCH_SIZE =
+    8`` before it calls the step that reads it), so what any assignment binds to them is
+    unknown elsewhere. A hand-written walk of the statements."""
+    names: set = set()
+    todo: list = list(module.body)
+    while todo:
+        s = todo.pop()
+        if isinstance(s, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in s.body:
+                if isinstance(small, (cst.Global, cst.Nonlocal)):
+                    names.update(n.name.value for n in small.names)
+        elif isinstance(s, cst.IndentedBlock):
+            todo.extend(s.body)
+        elif isinstance(s, cst.BaseCompoundStatement):
+            todo.extend(compound_blocks(s))
+    return frozenset(names)
 
 
 _NO_KEY = object()  # a subscript whose key is not a constant
