@@ -227,6 +227,13 @@ class ArrayVal(PartialType, Value):
         return assumed.complete(self.axis_order(mesh_order))
 
     def __str__(self) -> str:
+        if self.numpy and self.dims is None and self.shape is not None:
+            # a host array has no sharding: each dim unsharded, as the message's sizes say
+            part = self.type_part()
+            return PartialType(dtype=part.dtype, weak=part.weak, shape=part.shape,
+                               dims=tuple(() for _ in part.shape), varying=part.varying,
+                               unreduced=part.unreduced, reduced=part.reduced,
+                               memory_space=part.memory_space).format(())
         return self.format(self.axis_order())
 
 

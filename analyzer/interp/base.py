@@ -6,7 +6,7 @@ and the entry points the parts call across one another."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -40,6 +40,8 @@ class InterpreterBase:
     returns: Optional[List[Tuple[cst.CSTNode, Value]]]
     ended: bool
     helper_depth: int
+    methods_running: Set[Any]
+    method_runs: int
     loop_rerun_depth: int
     loop_unroll_depth: int
     raises_blocks: List[cst.With]

@@ -45,6 +45,10 @@ AFTER_INIT = ("__post_init__", "setup")
 _SET_UP = ("__init__",) + AFTER_INIT
 SELF_KEY = "<self>"  # a method's scope holds its first parameter's name under this key
 _MAX_RUN_DEPTH = 6  # constructors within constructors (a trainer, its model, its layers)
+# methods run for one analysed function (or the module's body): each run may run the
+# methods it calls, so without a bound a class whose methods call each other in loops
+# (an interpreter's exec_block -> exec_stmt -> exec_if -> exec_block) costs k**depth runs
+_MAX_RUNS = 200
 
 
 def construct(it: Any, cls: ClassVal, pos: tuple, kws: Dict[str, Value], ctx: MeshCtx) -> Value:
@@ -118,8 +122,12 @@ def run_method(it: Any, fdef: cst.FunctionDef, owner: ClassVal, inst: InstanceVa
     if got is not None:
         return got[0], got[1]
     params = list(fdef.params.posonly_params) + list(fdef.params.params)
-    if not params or it.helper_depth >= _MAX_RUN_DEPTH:
-        return UNKNOWN, None
+    running = it.methods_running
+    if not params or it.helper_depth >= _MAX_RUN_DEPTH or fdef in running \
+            or it.method_runs >= _MAX_RUNS:
+        return UNKNOWN, None  # too deep, recursive (on any instance), or over the budget
+    it.method_runs += 1
+    running.add(fdef)
     # a call of it while it runs: unknown, not a loop (the arguments are kept alive, so
     # their ids are not reused by a later key)
     it.ret_cache[key] = (UNKNOWN, None, (inst, pos, kws))
@@ -149,6 +157,7 @@ def run_method(it: Any, fdef: cst.FunctionDef, owner: ClassVal, inst: InstanceVa
         result, after = UNKNOWN, None
     finally:
         it.helper_depth -= 1
+        running.discard(fdef)
         it.cur, it.returns, it.caller, it.ended, it.site_sink = saved
     it.ret_cache[key] = (result, after, (inst, pos, kws))
     return result, after

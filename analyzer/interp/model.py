@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -85,6 +85,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.returns: Optional[List[Tuple[cst.CSTNode, Value]]] = None
         self.ended = False  # the statement just run always returns or raises (statements.py)
         self.helper_depth = 0
+        self.methods_running: Set[cst.FunctionDef] = set()  # instances.run_method
+        self.method_runs = 0  # for the function analysed now (instances._MAX_RUNS)
         self.loop_rerun_depth = 0
         self.loop_unroll_depth = 0
         self.raises_blocks: List[cst.With] = []
@@ -232,6 +234,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             other.call_assumes.pop(fv.node, None)
             other.call_sites.pop(fv.node, None)
         self.func_stack.append(info)
+        saved_runs, self.method_runs = self.method_runs, 0
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
             self.bind_params(fv.node, env, ctx, info.analyzed_args, info.analyzed_kws)
@@ -243,6 +246,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
                 sm.returns = list(returns)
         finally:
             self.func_stack.pop()
+            self.method_runs = saved_runs
             info.events = events
             self.cur, self.caller, self.returns, self.assumed = saved
 
