@@ -28,6 +28,7 @@ exactly the file-level ones. The imported modules consulted are recorded in
 from __future__ import annotations
 
 import os
+import bisect
 import re
 import sys
 import weakref
@@ -82,7 +83,12 @@ def imported_names(text: str, module_name: str, is_package: bool = False) -> Set
     comments counts too)."""
     text = text.replace("\\\r\n", " ").replace("\\\n", " ").replace("\\\r", " ")
     out: Set[str] = set()
+    # the from-imports' statements (in order): `import x` inside one is no import of x
+    starts: List[int] = []
+    ends: List[int] = []
     for m in _FROM.finditer(text):
+        starts.append(m.start())
+        ends.append(m.end())
         dots, base = m.group(1), m.group(2)
         listed = _parenthesized(text, m.end()) if m.group(3) == "(" else m.group(3)
         if dots:
@@ -93,6 +99,9 @@ def imported_names(text: str, module_name: str, is_package: bool = False) -> Set
         else:
             out.update(_WORD.findall(listed))
     for m in _IMPORT.finditer(text):
+        i = bisect.bisect_right(starts, m.start()) - 1
+        if i >= 0 and m.start() < ends[i]:
+            continue  # `from . import collectives`: analyzer.jaxapi.collectives, not collectives
         for part in m.group(1).split(","):
             out.update(_prefixes(part.split()[0]))
     return out

@@ -206,3 +206,13 @@ def test_imported_names_cover_the_import_forms():
     # in a package's __init__ (pkg/sub/__init__.py), `.` is the package itself
     names = precheck.imported_names("from .e import f\nfrom .. import h\n", "pkg.sub", True)
     assert {"pkg.sub.e", "pkg.sub.e.f", "pkg.h"} <= names and "pkg.e" not in names
+
+
+def test_the_names_a_relative_import_binds_are_not_top_level_modules():
+    # `from . import collectives` is pkg.collectives: with a bare `collectives`, a
+    # project's tests/golden/collectives.py had 50 importers (every module importing
+    # analyzer.jaxapi), and checking it alone analysed all of them (0.7 s -> 11 s)
+    names = precheck.imported_names("from . import collectives as collectives\n"
+                                    "from .mesh import import_mesh\nimport os\n", "pkg", True)
+    assert {"pkg.collectives", "pkg.mesh", "pkg.mesh.import_mesh", "os"} <= names
+    assert not {"collectives", "import_mesh"} & names
