@@ -1,5 +1,10 @@
+from typing import Optional
+
+import libcst as cst
+
 from ..ftypes import Invalid, Valid
 from ..rule import ShardRule
+from ..syntax import walk
 from .spec_rank_mismatch import _shape
 
 
@@ -279,6 +284,25 @@ mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
 with jax.set_mesh(mesh), nnx.logical_axis_rules(RULES):
     w = nnx.Param(jnp.zeros((16, 6)), out_sharding=("embed", "mlp"))
 """, line=8, message="6 is not divisible by 4", jax_error="evenly divide"),
+        # a sharding a constructor stores, applied by a method: reported where the
+        # method places the batch (JAX's traceback), noting the constructor's spec
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+class Loader:
+    def __init__(self, mesh, batch_size):
+        self.batch_size = batch_size
+        self.sharding = NamedSharding(mesh, P(("data", "model"), None))
+
+    def next_batch(self):
+        return jax.device_put(jnp.zeros((self.batch_size, 16)), self.sharding)
+
+
+loader = Loader(jax.make_mesh((2, 4), ("data", "model")), 12)
+batch = loader.next_batch()
+""", line=12, message="12 is not divisible by 8", jax_error="evenly divide"),
     ]
 
     def check(self, ctx):
@@ -306,10 +330,33 @@ with jax.set_mesh(mesh), nnx.logical_axis_rules(RULES):
                               "raises ValueError (IndivisibleError), outside jit and under "
                               "`jax.jit(init, out_shardings=nn.logical_to_mesh_sharding(...))` "
                               "alike")
+                    # a spec built in another function (a constructor's self.sharding
+                    # used by a method): the finding is where it meets the array, as
+                    # JAX's traceback says, noting where it was built; a spec written
+                    # at module level or passed into a helper is reported where written
+                    at, related = spec.node or use.node, []
+                    if use.at is not None and spec.node is not None:
+                        built_in = _function_of(ctx, spec.node)
+                        if built_in is not None and built_in is not _function_of(ctx, use.at):
+                            at, related = use.at, [(spec.node, "the spec is built here")]
                     yield self.report(
-                        spec.node or use.node,
+                        at,
                         f"dim {i} of shape {_shape(shape)} has size {shape[i]}, which "
                         f"`{spec.describe()}` splits {n} ways over {axes!r} on {mesh.describe()}"
                         f"{src}: {shape[i]} is not divisible by {n}. {effect}. Pad the dim to a "
                         f"multiple of {n}, or shard it over axes whose sizes divide it.",
-                        fails_at=use.at)
+                        related=related, fails_at=use.at)
+
+
+def _function_of(ctx, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The innermost function of the analysed module whose body holds ``node`` (None at
+    module level, or in another module). Walked only for a finding's two nodes."""
+    subtrees = ctx.__dict__.setdefault("_function_nodes", {})
+    best, best_size = None, 0
+    for fn in ctx.model.funcs:
+        nodes = subtrees.get(fn)
+        if nodes is None:
+            nodes = subtrees[fn] = {id(n) for n in walk(fn, layout=False)}
+        if id(node) in nodes and (best is None or len(nodes) < best_size):
+            best, best_size = fn, len(nodes)
+    return best

@@ -39,6 +39,7 @@ DETECTED = {
     "config_dataclass_axis_default",
     "config_dict_activation_spec",
     "config_rules_default_factory",
+    "config_struct_global_batch",
     "nnx_minigpt_batch_axis",
     "nnx_rule_table_wrong_name",
     "nnx_shared_mesh_axis",
