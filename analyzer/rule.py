@@ -9,13 +9,14 @@ JAX itself.
 from __future__ import annotations
 
 import inspect
-from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Type, TypeVar
 
 import libcst as cst
 
 from . import compat
 from .compat import describe
 from .ftypes import ERROR, Invalid, Pending, Valid
+from .syntax import walk
 
 F = TypeVar("F")
 
@@ -30,6 +31,39 @@ class RuleContext:
         self.config = config
         # the JAX version the checked code targets (`jax-version` in [tool.shardcheck])
         self.profile = compat.profile_for(getattr(config, "jax_version", None))
+        self._function_nodes: Dict[cst.CSTNode, Set[int]] = {}  # _function_of
+
+    def spec_place(self, spec: cst.CSTNode, at: Optional[cst.CSTNode]
+                   ) -> Tuple[cst.CSTNode, List[Tuple[cst.CSTNode, str]]]:
+        """Where a finding about a spec meeting an array belongs, and its notes: where the
+        spec meets the array (``at``, the line of JAX's traceback), noting where the spec
+        is built, for a spec a function builds in an earlier statement (``sharding =
+        NamedSharding(...)`` then ``device_put(x, sharding)``) or a constructor stores for
+        a method to apply (``self.sharding``); else at the spec. A spec written at module
+        level (a table), or built by a caller and passed into the helper that applies it,
+        stays where it is written: one finding for its every use, at the line to change."""
+        if at is None or any(n is spec for n in walk(at, layout=False)):
+            return spec, []
+        built_in = self._function_of(spec)
+        if built_in is None:
+            return spec, []
+        used_in = self._function_of(at)
+        info = self.model.funcs.get(used_in) if used_in is not None else None
+        if used_in is built_in or info is None or built_in not in info.calls:
+            return at, [(spec, "the spec is built here")]
+        return spec, []
+
+    def _function_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The innermost function of the analysed module whose body holds ``node`` (None
+        at module level, or in another module); each function walked once, on demand."""
+        best, best_size = None, 0
+        for fn in self.model.funcs:
+            nodes = self._function_nodes.get(fn)
+            if nodes is None:
+                nodes = self._function_nodes[fn] = {id(n) for n in walk(fn, layout=False)}
+            if id(node) in nodes and (best is None or len(nodes) < best_size):
+                best, best_size = fn, len(nodes)
+        return best
 
     def facts(self, kind: Type[F]) -> Iterator[Tuple[cst.CSTNode, F]]:
         """The facts of type ``kind`` inference recorded, each with its node."""

@@ -231,7 +231,7 @@ class ArrayVal(PartialType, Value):
             # a host array has no sharding: each dim unsharded, as the message's sizes say
             part = self.type_part()
             return PartialType(dtype=part.dtype, weak=part.weak, shape=part.shape,
-                               dims=tuple(() for _ in part.shape), varying=part.varying,
+                               dims=tuple(() for _ in self.shape), varying=part.varying,
                                unreduced=part.unreduced, reduced=part.reduced,
                                memory_space=part.memory_space).format(())
         return self.format(self.axis_order())

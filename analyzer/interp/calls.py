@@ -483,14 +483,7 @@ class CallsMixin(InterpreterBase):
 
 
 def _rebind(env: Env, name: str, v: Value) -> None:
-    """Set ``name`` where it is bound (the nearest scope that holds it)."""
-    scope: Optional[Env] = env
-    while scope is not None:
-        if name in scope.vars:
-            scope.vars[name] = v
-            return
-        scope = scope.parent
-    env.vars[name] = v
+    env.rebind(name, v)
 
 
 def _none_config(p: cst.Param, v: Value) -> bool:

@@ -34,6 +34,17 @@ class Env:
             env = env.parent
         return UNKNOWN
 
+    def rebind(self, name: str, v: Value) -> None:
+        """Set ``name`` where it is bound (the nearest scope that holds it), else here:
+        what a call that changes the object a name holds leaves it holding."""
+        scope: Optional[Env] = self
+        while scope is not None:
+            if name in scope.vars:
+                scope.vars[name] = v
+                return
+            scope = scope.parent
+        self.vars[name] = v
+
     def copy(self) -> "Env":
         return Env(self.parent, dict(self.vars))
 

@@ -4,6 +4,7 @@ Importing this package registers every family's handlers (see ``registry``)."""
 
 from . import arrays as arrays  # noqa: F401  (registers its handlers)
 from . import collectives as collectives
+from . import configs as configs
 from . import constructors as constructors
 from . import control_flow as control_flow
 from . import filter_tables as filter_tables

@@ -1,10 +1,5 @@
-from typing import Optional
-
-import libcst as cst
-
 from ..ftypes import Invalid, Valid
 from ..rule import ShardRule
-from ..syntax import walk
 from .spec_rank_mismatch import _shape
 
 
@@ -330,15 +325,7 @@ batch = loader.next_batch()
                               "raises ValueError (IndivisibleError), outside jit and under "
                               "`jax.jit(init, out_shardings=nn.logical_to_mesh_sharding(...))` "
                               "alike")
-                    # a spec built in another function (a constructor's self.sharding
-                    # used by a method): the finding is where it meets the array, as
-                    # JAX's traceback says, noting where it was built; a spec written
-                    # at module level or passed into a helper is reported where written
-                    at, related = spec.node or use.node, []
-                    if use.at is not None and spec.node is not None:
-                        built_in = _function_of(ctx, spec.node)
-                        if built_in is not None and built_in is not _function_of(ctx, use.at):
-                            at, related = use.at, [(spec.node, "the spec is built here")]
+                    at, related = ctx.spec_place(spec.node or use.node, use.at)
                     yield self.report(
                         at,
                         f"dim {i} of shape {_shape(shape)} has size {shape[i]}, which "
@@ -346,17 +333,3 @@ batch = loader.next_batch()
                         f"{src}: {shape[i]} is not divisible by {n}. {effect}. Pad the dim to a "
                         f"multiple of {n}, or shard it over axes whose sizes divide it.",
                         related=related, fails_at=use.at)
-
-
-def _function_of(ctx, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-    """The innermost function of the analysed module whose body holds ``node`` (None at
-    module level, or in another module). Walked only for a finding's two nodes."""
-    subtrees = ctx.__dict__.setdefault("_function_nodes", {})
-    best, best_size = None, 0
-    for fn in ctx.model.funcs:
-        nodes = subtrees.get(fn)
-        if nodes is None:
-            nodes = subtrees[fn] = {id(n) for n in walk(fn, layout=False)}
-        if id(node) in nodes and (best is None or len(nodes) < best_size):
-            best, best_size = fn, len(nodes)
-    return best

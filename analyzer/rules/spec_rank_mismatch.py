@@ -138,13 +138,14 @@ with jax.set_mesh(mesh):
             if shape is None or not spec.complete:
                 continue
             if len(spec.entries) > len(shape):
+                at, related = ctx.spec_place(spec.node or use.node, use.at)
                 yield self.report(
-                    spec.node or use.node,
+                    at,
                     f"`{spec.describe()}` in {use.where} has {len(spec.entries)} entries, but the "
                     f"array has rank {len(shape)} (shape {_shape(shape)}). JAX rejects it (ValueError, "
                     "or an AssertionError for some specs): a spec may be shorter than the rank, "
                     "never longer. Drop the extra entries or "
-                    "fix the array's shape.", fails_at=use.at)
+                    "fix the array's shape.", related=related, fails_at=use.at)
 
 
 def _shape(shape) -> str:

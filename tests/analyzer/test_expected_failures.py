@@ -52,7 +52,7 @@ def test_a_spec_too_long_for_the_array_it_is_used_on_inside_the_block_is_expecte
         spec = P("data", "model")
         with self.assertRaisesRegex(ValueError, "too long"):
             jax.device_put(jnp.zeros(8), NamedSharding(mesh, spec))
-        """) == [("SC103", 11, True)]
+        """) == [("SC103", 13, True)]  # where the spec meets the array, noting line 11
 
 
 def test_an_indivisible_dim_is_expected_where_the_spec_is_applied_inside_the_block():
@@ -60,7 +60,7 @@ def test_an_indivisible_dim_is_expected_where_the_spec_is_applied_inside_the_blo
         spec = P("model")
         with self.assertRaisesRegex(ValueError, "divide"):
             jax.device_put(jnp.zeros(6), NamedSharding(mesh, spec))
-        """) == [("SC104", 11, True)]
+        """) == [("SC104", 13, True)]  # where the spec meets the array, noting line 11
 
 
 def test_a_repeated_mesh_axis_is_expected_where_the_spec_is_applied_inside_the_block():
@@ -79,4 +79,4 @@ def test_the_same_three_outside_any_block_are_not():
         jax.device_put(jnp.zeros(8), NamedSharding(mesh, a))
         jax.device_put(jnp.zeros(6), NamedSharding(mesh, b))
         NamedSharding(mesh, c)
-        """) == [("SC103", 11, False), ("SC104", 12, False), ("SC102", 13, False)]
+        """) == [("SC102", 13, False), ("SC103", 14, False), ("SC104", 15, False)]

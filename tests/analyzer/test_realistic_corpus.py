@@ -32,12 +32,15 @@ IDS = [c.name for c in CASES]
 
 # the cases shardcheck reports today (the recorded rule at the recorded line)
 DETECTED = {
+    "class_kv_cache_heads",
     "class_method_batch_axis",
     "class_row_parallel_matmul",
     "class_step_in_shardings_arity",
     "class_trainer_init_vocab",
     "config_dataclass_axis_default",
     "config_dict_activation_spec",
+    "config_mesh_shape_swapped",
+    "config_ml_collections_heads",
     "config_rules_default_factory",
     "config_struct_global_batch",
     "nnx_minigpt_batch_axis",
