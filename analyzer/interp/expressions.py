@@ -18,6 +18,7 @@ from ..syntax import dotted, none_test, string_value
 from ..values import ClassVal, InstanceVal, PartialVal
 from .base import InterpreterBase
 from .objects import lookup as class_lookup
+from .objects import named_tuple
 from .instances import read_attribute, super_attribute
 from .state import Env, SuperVal
 
@@ -308,6 +309,11 @@ class ExpressionsMixin(InterpreterBase):
             return list(v.items)
         if isinstance(v, DictVal) and 0 < len(v.items) <= _MAX_UNROLL:
             return [Const(k) for k, _ in v.items]  # an empty dict may be filled later
+        if isinstance(v, InstanceVal) and v.made and named_tuple(v.cls):
+            held = dict(v.given)  # a NamedTuple iterates over its fields, in order
+            items = [held.get(name) for name, _ in v.cls.fields]
+            return [x for x in items if x is not None] \
+                if None not in items and len(items) <= _MAX_UNROLL else None
         if isinstance(v, ArrayVal) and v.shape and v.shape[0] is not None \
                 and 0 < v.shape[0] <= _MAX_UNROLL and not v.numpy:
             out: List[Value] = []

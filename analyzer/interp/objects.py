@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 import libcst as cst
 
 from ..syntax import dotted, none_test, root_name, target_names, walk
-from ..values import UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, PartialVal, Value
+from ..values import UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, PartialVal, QualName, Value
 
 _DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass", "struct.dataclass",
                          "flax.struct.dataclass", "chex.dataclass")
@@ -59,6 +59,13 @@ def make_class(stmt: cst.ClassDef, body_env: Any, bases: Tuple[Value, ...],
 
 
 _FROZEN_BASES = ("PyTreeNode", "NamedTuple")
+
+
+def named_tuple(cls: ClassVal) -> bool:
+    """Whether ``cls`` is a ``typing.NamedTuple`` (or a class of the source derived
+    from one): its instances are tuples of their fields, in order."""
+    return any(isinstance(b, QualName) and b.name.rsplit(".", 1)[-1] == "NamedTuple"
+               or isinstance(b, ClassVal) and named_tuple(b) for b in cls.bases)
 
 
 def _frozen_decorator(d: cst.BaseExpression) -> bool:

@@ -84,6 +84,18 @@ def build(cfg: MeshConfig):
 
 build(MeshConfig())
 """, NOT_DIVISIBLE),
+    "named_tuple_iterates_over_its_fields": ("""
+class Degrees(NamedTuple):
+    data: int = 1
+    model: int = 1
+
+def mesh_shape(ici: Degrees, dcn: Degrees):
+    return tuple(i * d for i, d in zip(ici, dcn))
+
+mesh = jax.make_mesh(mesh_shape(Degrees(2, 2), Degrees(model=2)), ("data", "model"))
+x = jax.device_put(jnp.zeros((6, 8)), NamedSharding(mesh, P(None, ("data", "model"))))
+y = jax.device_put(jnp.zeros((8, 6)), NamedSharding(mesh, P(None, "model")))  # <- SC104
+""", NOT_DIVISIBLE),
     "replace_changes_a_field": ("""
 @dataclasses.dataclass(frozen=True)
 class Config:

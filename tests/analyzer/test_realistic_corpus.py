@@ -40,6 +40,7 @@ DETECTED = {
     "config_dataclass_axis_default",
     "config_dict_activation_spec",
     "config_mesh_shape_swapped",
+    "config_namedtuple_mesh_product",
     "config_ml_collections_heads",
     "config_rules_default_factory",
     "config_struct_global_batch",
