@@ -172,7 +172,9 @@ class StatementsMixin(InterpreterBase):
             # the script's entry point runs when the script runs: no join
             self.exec_block(stmt.body, env, ctx)
             return
-        known = truth(self.ev(test, env, ctx)) if self.assume_defaults else None
+        # a test whose value is known (a helper evaluated for a call that passes
+        # name="bias"): the values after it, and those returned, are the branch Python runs
+        known = truth(self.ev(test, env, ctx))
         if not self.assume_defaults and any(
                 isinstance(self.ev(base, env, ctx), ArrayVal)
                 for base in self.memo(("shape reads", test), lambda: _shape_reads(test))):
@@ -199,8 +201,8 @@ class StatementsMixin(InterpreterBase):
         elif isinstance(stmt.orelse, cst.Else):
             self.exec_block(stmt.orelse.body, b, ctx)
         ended_b = self.ended
-        # shardcheck specs: both branches are read (each has its sites), and the values
-        # after (and returned) are those of the branch Python runs where the test is known
+        # both branches are read (each has its sites and findings), and the values after
+        # (and returned) are those of the branch Python runs where the test is known
         env.merge_from(*((a,) if known else (b,) if known is False else (a, b)))
         if known:
             del returns[n1:]

@@ -1,6 +1,7 @@
 """``check`` follows the Python real code is written in: comprehensions, loops over
 ``enumerate``/``zip``/``range`` of known sequences (one run per item, up to a bound),
-closures, and names a function rebinds with ``global``/``nonlocal`` (unknown elsewhere,
+closures, a helper's ``if`` on an argument a call makes known (the value returned is
+that of the branch Python runs), and names a function rebinds with ``global``/``nonlocal`` (unknown elsewhere,
 never the value of their last assignment in view).
 
 Each program runs under JAX too (``test_jax_agrees``); the line of each expected finding
@@ -40,6 +41,18 @@ def shardings():
 
 shardings()
 """, NOT_IN_MESH),
+    "a_helper_branching_on_its_argument": ("""
+def spec_for(name):
+    if name == "kernel":
+        return P(None, "model")
+    return P("model")
+
+def place(params):
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    return {k: jax.device_put(v, NamedSharding(mesh, spec_for(k))) for k, v in params.items()}  # <- SC104
+
+place({"kernel": jnp.zeros((16, 32)), "bias": jnp.zeros((30,))})
+""", NOT_DIVISIBLE),
     "enumerate_in_a_loop": ("""
 def place():
     mesh = jax.make_mesh((2, 4), ("data", "model"))

@@ -36,6 +36,7 @@ DETECTED = {
     "class_method_batch_axis",
     "class_row_parallel_matmul",
     "class_step_in_shardings_arity",
+    "class_subclass_bias_spec",
     "class_trainer_init_vocab",
     "config_dataclass_axis_default",
     "config_dict_activation_spec",
