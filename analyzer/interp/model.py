@@ -172,6 +172,14 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         if all(c.same(first) for c in ctxs[1:]):
             return first
         if all(c.known and c.mesh is first.mesh for c in ctxs):
+            if first.bound_axes is not None and first.shard_map is not None and all(
+                    c.bound_axes == first.bound_axes and c.manual_axes == first.manual_axes
+                    and c.shard_map is not None for c in ctxs[1:]):
+                # the body of one shard_map built twice (by a factory's own analysis and
+                # for the call that uses it): the same axes are bound in each
+                return MeshCtx(known=True, mesh=first.mesh, bound_axes=first.bound_axes,
+                               manual_axes=first.manual_axes, shard_map=first.shard_map,
+                               eager=False)
             return MeshCtx(known=True, mesh=first.mesh, bound_axes=None)
         return UNKNOWN_CTX
 

@@ -1,6 +1,7 @@
 """``check`` follows the Python real code is written in: comprehensions, loops over
 ``enumerate``/``zip``/``range`` of known sequences (one run per item, up to a bound),
-closures, a helper's ``if`` on an argument a call makes known (the value returned is
+closures, a shard_map a factory function builds and returns (its body's axes are
+those the shard_map binds), a helper's ``if`` on an argument a call makes known (the value returned is
 that of the branch Python runs), and names a function rebinds with ``global``/``nonlocal`` (unknown elsewhere,
 never the value of their last assignment in view).
 
@@ -53,6 +54,19 @@ def place(params):
 
 place({"kernel": jnp.zeros((16, 32)), "bias": jnp.zeros((30,))})
 """, NOT_DIVISIBLE),
+    "a_shard_map_a_factory_returns": ("""
+def make_reduce(mesh, axis):
+    def kernel(x):
+        return jax.lax.psum(x.sum(0, keepdims=True), axis)  # <- SC202
+    return jax.shard_map(kernel, mesh=mesh, in_specs=P("data", "model"), out_specs=P(None, "model"))
+
+def main():
+    mesh = jax.make_mesh((4, 2), ("data", "model"))
+    reduce = jax.jit(make_reduce(mesh, "batch"))
+    return reduce(jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("data", "model"))))
+
+main()
+""", ""),  # JAX 0.10.2 raises a bare AssertionError: the axis is in no mesh
     "enumerate_in_a_loop": ("""
 def place():
     mesh = jax.make_mesh((2, 4), ("data", "model"))

@@ -53,6 +53,7 @@ DETECTED = {
     "smap_batch_indivisible",
     "smap_in_specs_arity",
     "smap_partial_manual_axes",
+    "smap_psum_config_axis",
     "smap_router_out_specs_arity",
 }
 
