@@ -78,7 +78,11 @@ def call_grad(it: ApiContext, g: GradVal, c: ApiCall) -> Value:
             note(leaf, Origin("gradient", c.node, c.ctx.manual_axes - leaf.varying))
     if not g.with_value and not aux:
         return grads
-    value = it.eval_return(g.func, pos, kws, ctx) if isinstance(g.func, FuncVal) else UNKNOWN
+    func, bound_pos, bound_kws = g.func, (), {}
+    if isinstance(func, PartialVal):  # a bound method (self._loss), or functools.partial
+        func, bound_pos, bound_kws = func.func, tuple(func.args), dict(func.kwargs)
+    value = it.eval_return(func, bound_pos + pos, {**bound_kws, **kws}, ctx) \
+        if isinstance(func, FuncVal) else UNKNOWN
     if not aux:
         return TupleVal((value, grads))
     out = value if isinstance(value, TupleVal) and len(value.items) == 2 else \

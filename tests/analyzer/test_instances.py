@@ -96,6 +96,27 @@ mesh = jax.make_mesh(mesh_shape(Degrees(2, 2), Degrees(model=2)), ("data", "mode
 x = jax.device_put(jnp.zeros((6, 8)), NamedSharding(mesh, P(None, ("data", "model"))))
 y = jax.device_put(jnp.zeros((8, 6)), NamedSharding(mesh, P(None, "model")))  # <- SC104
 """, NOT_DIVISIBLE),
+    "a_bound_method_under_value_and_grad": ("""
+class Regression:
+    def __init__(self, mesh):
+        self.mesh = mesh
+
+    def local_loss(self, w, x):
+        return jnp.sum(x @ w)
+
+    def grads(self, w, x):
+        loss, g = jax.value_and_grad(self.local_loss)(w, x)
+        return loss, g
+
+    def step(self, w, x):
+        f = jax.shard_map(self.grads, mesh=self.mesh, in_specs=(P(), P("data", None)),
+                          out_specs=(P(), P()))  # <- SC201
+        return f(w, x)
+
+mesh = jax.make_mesh((8,), ("data",))
+x = jax.device_put(jnp.ones((32, 8)), NamedSharding(mesh, P("data", None)))
+Regression(mesh).step(jnp.zeros((8,)), x)
+""", "out_specs"),
     "replace_changes_a_field": ("""
 @dataclasses.dataclass(frozen=True)
 class Config:
