@@ -350,9 +350,9 @@ def _project(it: ApiContext, callee: NnxLayer, c: ApiCall, x: Value) -> Value:
     if rank is None or promoted is None:
         return UNKNOWN
     x, kernel = promoted
-    axes = tuple(a % rank if -rank <= a < rank else None for a in axis)
-    if None in axes:
+    if any(not isinstance(a, int) or not -rank <= a < rank for a in axis):
         return UNKNOWN
+    axes = tuple(a % rank for a in axis)
     dims = TupleVal((TupleVal((_ints(axes), _ints(tuple(range(len(axes)))))),
                      TupleVal((_ints(()), _ints(())))))
     args = [_arg(x, c.args.node(0, "inputs")), _arg(kernel), _arg(dims)]
