@@ -25,8 +25,8 @@ What flax 0.12.8 does, read from its source:
   ``jnp.take(embedding, ids, axis=0)`` (with ``out_sharding``: under
   ``jax.sharding.auto_axes``, placed as it says); ``attend(q, out_sharding=None)`` is
   ``jnp.dot(q, embedding.T, out_sharding=...)``. All in ``flax/nnx/nn/linear.py``.
-- A ``Variable`` is used as its value here (``self.w[...]``, ``w @ x``); a layer is a
-  ``NnxLayer`` value holding its parameters.
+- A ``Variable`` is an ``NnxVariable`` holding its value (read by ``.value``); a layer
+  is an ``NnxLayer`` holding its parameters' values.
 """
 
 from __future__ import annotations
@@ -94,6 +94,21 @@ def call_initializer(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     return NnxBoxed(ArrayVal(shape, node=c.node, dtype=dtype, dims=None), callee)
 
 
+@dataclass(frozen=True, eq=False)
+class NnxVariable(Value):
+    """An ``nnx.Variable`` (``nnx.Param``): not an array itself (``jax.typeof`` does not
+    type it); ``.value`` reads the array it holds."""
+
+    value: Value
+
+
+@attribute_of(NnxVariable)
+def variable_attribute(it: ApiContext, base: Value, attr: str, node: cst.CSTNode,
+                       ctx: MeshCtx) -> Value:
+    assert isinstance(base, NnxVariable)
+    return base.value if attr == "value" else UNKNOWN
+
+
 @models(*api.NNX_VARIABLES)
 def variable(it: ApiContext, c: ApiCall) -> Value:
     """``nnx.Param(value, **metadata)``: the value as the Variable shards it eagerly."""
@@ -106,11 +121,11 @@ def variable(it: ApiContext, c: ApiCall) -> Value:
             mesh, rules = c.args.kw.get("mesh"), c.args.kw.get("sharding_rules")
             init = NnxInitializer(a.value, a.node, mesh.value if mesh is not None else None,
                                   rules.value if rules is not None else None)
-            return shard_value(it, c.ctx, c.node, _raw(value), init, "nnx.Param")
+            return NnxVariable(shard_value(it, c.ctx, c.node, _raw(value), init, "nnx.Param"))
     it.pass_functions(c.args.args, c.ctx)
     if isinstance(value, NnxBoxed):
-        return shard_value(it, c.ctx, c.node, value.value, value.init, "nnx.Param")
-    return value if isinstance(value, ArrayVal) and not c.args.kw else UNKNOWN
+        return NnxVariable(shard_value(it, c.ctx, c.node, value.value, value.init, "nnx.Param"))
+    return NnxVariable(value if isinstance(value, ArrayVal) and not c.args.kw else UNKNOWN)
 
 
 def _raw(v: Value) -> Value:
@@ -298,7 +313,7 @@ def layer_attribute(it: ApiContext, base: Value, attr: str, node: cst.CSTNode,
     assert isinstance(base, NnxLayer)
     for k, v in base.params:
         if k == attr:
-            return v
+            return v if isinstance(v, Const) else NnxVariable(v)  # a missing bias: None
     if attr in ("num_embeddings", "features"):
         n = base.option(attr)
         return Const(n) if isinstance(n, int) else UNKNOWN
