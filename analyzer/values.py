@@ -358,6 +358,14 @@ class LogicalInit(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class PytreeNodeVal(Value):
+    """A pytree whose top node's type a library model knows but not its children (an NNX
+    ``State``): where JAX matches trees, it is neither a tuple, a list nor a dict."""
+
+    kind: str  # the type as messages name it: "nnx.State"
+
+
+@dataclass(frozen=True, eq=False)
 class RuleTreeVal(Value):
     """A tree of specs chosen per leaf by rules (``shardcheck specs``): each leaf takes
     the spec of the first rule that matches it. The rules are regexes over its path, as

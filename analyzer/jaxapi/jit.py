@@ -21,7 +21,7 @@ from ..events import JitCall, MeshCtx, SpecUse
 from ..facts import InShardingsConflict, JitKeywordArguments, JitShardingsNotPrefix
 from ..interp.state import CallArgs, Env, GradVal
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVal, PartialVal,
-                      QualName, ShardingVal, ShardMapVal, SpecVal, TupleVal, Value, const_int,
+                      PytreeNodeVal, QualName, ShardingVal, ShardMapVal, SpecVal, TupleVal, Value, const_int,
                       const_str)
 from .literals import literals_of
 from ..api import ApiCall, ApiContext, calls, get_hook, models
@@ -195,6 +195,11 @@ def _match(it: ApiContext, c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> No
     if isinstance(s, (SpecVal, ShardingVal)):
         for leaf_path, leaf in _leaves(lits, x, side.x_node, ()):
             _leaf(it, c, side.which, s, leaf, side.shown + _keys(leaf_path), side.at)
+        return
+    if isinstance(s, PytreeNodeVal):  # a node of its own type: no tuple, list or dict
+        if isinstance(x, (TupleVal, DictVal)) and lits.states_whole(side.x_node):
+            it.prove(JitShardingsNotPrefix(side.which, path, s, x, shown=side.shown),
+                     side.s_node or side.at)
         return
     if not isinstance(s, (TupleVal, DictVal)) or not lits.states_whole(side.s_node):
         return

@@ -1,6 +1,6 @@
 """Flax's logical axis names: rule tables, their contexts, and the APIs that resolve
 logical names to mesh axes (``nn.with_logical_constraint``, ``nn.logical_to_mesh_axes``,
-``nn.with_logical_partitioning``, ``nnx.with_partitioning``, ``nnx.Param(out_sharding=)``).
+``nn.with_logical_partitioning``; NNX's variables are resolved in ``flax_nnx``).
 
 Resolution is ``analyzer.logical_axes`` (flax's own algorithm, table-tested against flax).
 Every resolved site proves a ``LogicalResolution`` fact at the logical names' node, with
@@ -128,10 +128,10 @@ def _rules_in_force(it: ApiContext, c: ApiCall, keyword: str, pos: int) -> Optio
         v = c.args.get(pos, keyword)
         if not (isinstance(v, Const) and v.value is None):
             return rules_of(v)
-    return _context_rules(it, c.ctx)
+    return context_rules(it, c.ctx)
 
 
-def _context_rules(it: ApiContext, ctx: MeshCtx) -> Optional[la.Rules]:
+def context_rules(it: ApiContext, ctx: MeshCtx) -> Optional[la.Rules]:
     """The rules ``nn.logical_axis_rules`` set here; where the source sets none, the
     project's declared ones (``[tool.shardcheck.logical]``)."""
     if isinstance(ctx.logical_rules, tuple) and ctx.logical_rules:
@@ -311,7 +311,7 @@ def param_with_axes(it: ApiContext, c: ApiCall) -> Value:
     ``nn.logical_to_mesh_axes`` resolves them, under the rules then in force."""
     axes = c.args.kw.get("axes")
     names = names_of(axes.value) if axes is not None else None
-    rules = _context_rules(it, c.ctx)
+    rules = context_rules(it, c.ctx)
     if axes is not None and names is not None and rules is not None:
         node = axes.node or c.node
         res = _resolve_linen(it, c, names, rules, node)
@@ -319,49 +319,6 @@ def param_with_axes(it: ApiContext, c: ApiCall) -> Value:
             it.prove(LogicalResolution("linen", c.name, names, res.entries, res.unmatched,
                                        rules, it.context_mesh(c.ctx)), node)
     return _opaque(it, c)
-
-
-@models("flax.nnx.with_partitioning", "flax.nnx.spmd.with_partitioning")
-def nnx_with_partitioning(it: ApiContext, c: ApiCall) -> Value:
-    _nnx_site(it, c, c.args.get(1, "sharding"), _names_node(c, 1, "sharding"), None)
-    return _opaque(it, c)
-
-
-@models(*api.NNX_VARIABLES)
-def nnx_variable(it: ApiContext, c: ApiCall) -> Value:
-    for key in api.NNX_SHARDING_KEYS:
-        a = c.args.kw.get(key)
-        if a is not None:
-            value = c.args.get(0, "value")
-            shape = value.shape if isinstance(value, ArrayVal) else None
-            _nnx_site(it, c, a.value, a.node or c.node, shape)
-            break
-    return _opaque(it, c)
-
-
-def _nnx_site(it: ApiContext, c: ApiCall, sharding: Value, node: cst.CSTNode,
-              shape: Optional[Tuple[Optional[int], ...]]) -> None:
-    names = names_of(sharding)
-    context = _context_rules(it, c.ctx)
-    local_v = c.args.kw.get("sharding_rules")
-    local = rules_of(local_v.value) if local_v is not None else None
-    if names is None or context is None or (local_v is not None and local is None):
-        return
-    try:
-        entries = la.nnx_var_pspec(names, context, local)
-    except la.LogicalAxisError:
-        return
-    table = dict(la.composite_rules(context, local or ()))
-    unmatched = tuple(n for n in names if isinstance(n, str) and n not in table)
-    mesh = c.args.kw.get("mesh")
-    on_mesh = mesh.value if mesh is not None and isinstance(mesh.value, MeshVal) \
-        else it.context_mesh(c.ctx)
-    it.prove(LogicalResolution("nnx", c.name, names, entries, unmatched,
-                               tuple(table.items()), on_mesh, shape), node)
-    if on_mesh is not None:  # NNX shards the value on it: P(*entries) must be valid there
-        spec = SpecVal(spec_entries(entries), node=node)
-        it.record("spec_uses", SpecUse(spec, node, f"{c.short}(out_sharding=)", on_mesh, shape,
-                                       from_context=mesh is None))
 
 
 @hook("wrapped_call")

@@ -27,6 +27,10 @@ RESHARD = "jax.sharding.reshard"
 PARTIAL = "functools.partial"
 
 SHARD_MAPS = (SHARD_MAP, SHARD_MAP_EXPERIMENTAL)
+# Library transforms whose handler models them as decorators too (``@nnx.jit def f`` is
+# ``f = nnx.jit(f)``; ``@nnx.jit(static_argnums=0)`` a partial of it): each family adds
+# the names it models
+DECORATOR_CALLS: set = set()
 JITS = (JIT, PJIT)
 MESH_CONTEXTS = (SET_MESH, USE_ABSTRACT_MESH, "jax.sharding.use_mesh")
 

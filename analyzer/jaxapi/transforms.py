@@ -202,14 +202,15 @@ def decorate(it: ApiContext, dec: Value, fn: Value, node: cst.CSTNode, env: Env,
         name = it.profile.canonical(dec.name)
         if name in api.JITS:
             return JitVal(fn, node)
-        if name in api.SHARD_MAPS or name in BINDING_WRAPPERS:
+        if name in api.SHARD_MAPS or name in BINDING_WRAPPERS or name in api.DECORATOR_CALLS:
             return it.call_api(name, node, [Arg(None, "", fn, node)], env, ctx)
         if name in TRANSPARENT_DECORATORS or name in TRANSPARENT_WRAPPERS:
             return fn
         return _opaque(it, fn, ctx)
     if isinstance(dec, PartialVal) and isinstance(dec.func, QualName):
         name = it.profile.canonical(dec.func.name)
-        if name in api.JITS or name in api.SHARD_MAPS:  # @partial(jax.jit, in_shardings=...)
+        if name in api.JITS or name in api.SHARD_MAPS or name in api.DECORATOR_CALLS:
+            # @partial(jax.jit, in_shardings=...)
             written = {a.keyword.value: a.value for a in getattr(node, "args", ()) if a.keyword}
             args = [Arg(None, "", fn, node)] + [Arg(None, "", a, node) for a in dec.args]
             args += [Arg(k, "", v, written.get(k, node)) for k, v in dec.kwargs]

@@ -3,7 +3,7 @@ from typing import Any, Optional, Tuple
 from ..facts import JitKeywordArguments, JitShardingsNotPrefix
 from ..ftypes import Invalid, Valid
 from ..rule import ShardRule
-from ..values import ArrayVal, DictVal, TupleVal, Value
+from ..values import ArrayVal, DictVal, PytreeNodeVal, TupleVal, Value
 
 _HEAD = """import jax
 import jax.numpy as jnp
@@ -162,6 +162,8 @@ def _describe(v: Value) -> str:
         return "a dict with keys " + ", ".join(repr(k) for k in sorted(map(str, (k for k, _ in v.items))))
     if isinstance(v, ArrayVal):
         return "an array"
+    if isinstance(v, PytreeNodeVal):
+        return f"a tree of shardings in an `{v.kind}`"
     return "a sharding"
 
 

@@ -117,7 +117,10 @@ def test_a_skipped_file_is_rechecked_when_an_imported_module_starts_using_shardi
 # (`StateSharding`, `prefix`) only arrange the shardings or specs written in them, which
 # spell the vocabulary themselves (or come from a module that does).
 NEUTRAL_FAMILIES = {"arrays", "constructors", "transforms", "jit", "control_flow",
-                    "filter_tables", "configs"}
+                    "filter_tables", "configs",
+                    # NNX's layers, transforms and states place nothing by themselves; its
+                    # names that do spell the vocabulary (test_nnx_sharding_names_trigger)
+                    "flax_nnx"}
 
 
 def _modelled():
@@ -163,6 +166,11 @@ def test_nnx_variables_are_analysed_by_their_sharding_keywords():
     assert set(NNX_VARIABLES) == _BY_KEYWORD
     assert all(precheck.spells_sharding_api(f"p = nnx.Param(w, {k}=s)\n")
                for k in NNX_SHARDING_KEYS)
+
+
+def test_nnx_sharding_names_trigger():
+    for word in ("with_partitioning", "get_partition_spec", "get_named_sharding"):
+        assert precheck.spells_sharding_api(f"x = nnx.{word}\n"), word
 
 
 @pytest.mark.parametrize("name", [n for n in _must_trigger() if n not in _BY_KEYWORD])
