@@ -24,6 +24,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVa
                       QualName, ShardingVal, ShardMapVal, SpecVal, TupleVal, Value, const_int,
                       const_str)
 from .literals import literals_of
+from .pytrees import PyTreeNodeVal, same_node_type
 from ..api import ApiCall, ApiContext, calls, get_hook, models
 from .shard_map import call_shard_map
 from .specs import spec_and_mesh, spec_dims, spec_leaves
@@ -123,6 +124,12 @@ def _place(s: Value, x: Value, ctx: MeshCtx) -> Value:
     if isinstance(x, DictVal):
         return DictVal(tuple((k, _place(s.get(k) if isinstance(s, DictVal) else s, v, ctx))
                              for k, v in x.items))
+    if isinstance(x, PyTreeNodeVal):
+        if same_node_type(x, s):
+            return x.with_children([_place(si, xi, ctx) for (_, si), (_, xi)
+                                    in zip(s.children, x.children)])  # type: ignore[attr-defined]  # a PyTreeNodeVal
+        return x.with_children([_place(UNKNOWN if isinstance(s, (TupleVal, DictVal, PyTreeNodeVal))
+                                       else s, xi, ctx) for _, xi in x.children])
     return x
 
 
@@ -196,10 +203,25 @@ def _match(it: ApiContext, c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> No
         for leaf_path, leaf in _leaves(lits, x, side.x_node, ()):
             _leaf(it, c, side.which, s, leaf, side.shown + _keys(leaf_path), side.at)
         return
-    if not isinstance(s, (TupleVal, DictVal)) or not lits.states_whole(side.s_node):
+    mine, theirs = _container_kind(s), _container_kind(x)
+    if mine is not None and theirs is not None and mine != theirs:
+        # a dict where the values have a tuple, a tuple where they have optax's
+        # ScaleByAdamState: whatever the entries, JAX compares the node types
+        it.prove(JitShardingsNotPrefix(side.which, path, s, x, shown=side.shown),
+                 side.s_node or side.at)
         return
-    if not isinstance(x, ArrayVal) and not (isinstance(x, (TupleVal, DictVal))
-                                            and lits.states_whole(side.x_node)):
+    if isinstance(s, PyTreeNodeVal) and isinstance(x, PyTreeNodeVal):
+        if same_node_type(s, x):  # a library node's fields are all there
+            for (k, si), (_, xi) in zip(s.children, x.children):
+                _match(it, c, _Side(side.which, si, None, xi, None, f"{side.shown}.{k}", side.at),
+                       path + (k,))
+        return
+    if not isinstance(s, (TupleVal, DictVal)):
+        return
+    if not lits.states_whole(side.s_node) or not (
+            isinstance(x, ArrayVal) or (isinstance(x, (TupleVal, DictVal))
+                                        and lits.states_whole(side.x_node))):
+        _match_known_entries(it, c, side, path)
         return
     if _shape_of(s) != _shape_of(x):
         it.prove(JitShardingsNotPrefix(side.which, path, s, x, shown=side.shown),
@@ -213,6 +235,23 @@ def _match(it: ApiContext, c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> No
             _match(it, c, side.child(lits, k, si, x.get(k)), path + (k,))
 
 
+def _match_known_entries(it: ApiContext, c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> None:
+    """Containers the source does not state whole (a tree ``jax.tree.map`` built): each
+    entry both are known to have meets its own, as ``device_put`` places them; whether
+    the two have the same entries is not known, so no structure is proved here."""
+    s, x = side.s, side.x
+    lits = literals_of(it.module)
+    if isinstance(s, DictVal) and isinstance(x, DictVal):
+        theirs = {k for k, _ in x.items}
+        for k, si in s.items:
+            if k in theirs:
+                _match(it, c, side.child(lits, k, si, x.get(k)), path + (k,))
+    elif isinstance(s, TupleVal) and isinstance(x, TupleVal) and not s.is_list \
+            and not x.is_list and len(s.items) == len(x.items):  # tuples do not change
+        for i, (si, xi) in enumerate(zip(s.items, x.items)):
+            _match(it, c, side.child(lits, i, si, xi), path + (i,))
+
+
 def _shape_of(v: Value) -> Any:
     """What must agree for ``v`` to be a prefix: the container kind and its length/keys."""
     if isinstance(v, TupleVal):
@@ -222,11 +261,26 @@ def _shape_of(v: Value) -> Any:
     return ("leaf",)
 
 
+def _container_kind(v: Value) -> Optional[str]:
+    """The type of pytree node ``v`` certainly is, whether or not all its entries are
+    known: "dict", "tuple", "list", or a library node's type; None for anything else."""
+    if isinstance(v, DictVal):
+        return "dict"
+    if isinstance(v, TupleVal):
+        return "list" if v.is_list else "tuple"
+    if isinstance(v, PyTreeNodeVal):
+        return v.kind
+    return None
+
+
 def _leaves(lits: Any, x: Value, node: Optional[cst.CSTNode],
             path: Tuple[Any, ...]) -> List[Tuple[Tuple[Any, ...], ArrayVal]]:
-    """The arrays of a tree: all of a container the source states whole, else none."""
+    """The arrays of a tree: all of a container the source states whole (or a library
+    node, whose fields are all there), else none."""
     if isinstance(x, ArrayVal):
         return [(path, x)]
+    if isinstance(x, PyTreeNodeVal):
+        return [leaf for k, v in x.children for leaf in _leaves(lits, v, None, path + (k,))]
     if not lits.states_whole(node):
         return []
     if isinstance(x, TupleVal):
