@@ -24,7 +24,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVa
                       QualName, ShardingVal, ShardMapVal, SpecVal, TupleVal, Value, const_int,
                       const_str)
 from .literals import literals_of
-from .pytrees import PyTreeNodeVal, same_node_type
+from .pytrees import PyTreeNodeVal, leaves_of, same_node_type
 from ..api import ApiCall, ApiContext, calls, get_hook, models
 from .shard_map import call_shard_map
 from .specs import spec_and_mesh, spec_dims, spec_leaves
@@ -327,8 +327,10 @@ def _committed(it: ApiContext, c: ApiCall, spec: SpecVal, mesh: Optional[MeshVal
         # legacy `with mesh:`, which sets no mesh for arrays
         return
     if x.mesh is not mesh and _same_mesh(x.mesh, mesh) is not True:
-        if _same_mesh(x.mesh, mesh) is False:
-            it.prove(InShardingsConflict((), x, spec, mesh), _arg_node(c, x) or c.node)
+        node = _arg_node(c, x) or c.node
+        if _same_mesh(x.mesh, mesh) is False and not it.conflict_at(node):
+            # (JAX names the first leaf of an argument on other devices)
+            it.prove(InShardingsConflict((), x, spec, mesh), node)
         return
     rank = tr.rank(x)
     if mesh.types is not None and all(t == AxisType.Explicit for t in mesh.types):
@@ -348,8 +350,12 @@ def _committed(it: ApiContext, c: ApiCall, spec: SpecVal, mesh: Optional[MeshVal
 
 
 def _arg_node(c: ApiCall, x: ArrayVal) -> Optional[cst.CSTNode]:
+    """The argument that is ``x``, or holds it as a leaf of its tree."""
     for a in c.args.args:
         if a.value is x:
+            return a.node
+    for a in c.args.args:
+        if any(leaf is x for leaf in leaves_of(a.value)):
             return a.node
     return None
 

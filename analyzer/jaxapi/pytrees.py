@@ -76,6 +76,19 @@ def map_leaves(tree: Value, fn: Callable[[Value], Value]) -> Value:
     return fn(tree)
 
 
+def leaves_of(tree: Value) -> List[Value]:
+    """The leaves ``map_leaves`` would visit, in order."""
+    if isinstance(tree, DictVal):
+        return [leaf for _, v in tree.items for leaf in leaves_of(v)]
+    if isinstance(tree, TupleVal):
+        return [leaf for v in tree.items for leaf in leaves_of(v)]
+    if isinstance(tree, PyTreeNodeVal):
+        return [leaf for _, v in tree.children for leaf in leaves_of(v)]
+    if tree is UNKNOWN or (isinstance(tree, Const) and tree.value is None):
+        return []
+    return [tree]
+
+
 # methods of a node type, by the type's qualified name (a family registers its own:
 # ``TrainState.apply_gradients`` in jaxapi/optax.py)
 NodeMethod = Callable[[ApiContext, PyTreeNodeVal, ApiCall], Optional[Value]]

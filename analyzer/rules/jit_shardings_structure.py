@@ -3,6 +3,7 @@ from typing import Any, Optional, Tuple
 from ..facts import JitKeywordArguments, JitShardingsNotPrefix
 from ..ftypes import Invalid, Valid
 from ..rule import ShardRule
+from ..jaxapi.pytrees import PyTreeNodeVal
 from ..values import ArrayVal, DictVal, TupleVal, Value
 
 _HEAD = """import jax
@@ -162,6 +163,8 @@ def _describe(v: Value) -> str:
         return "a dict with keys " + ", ".join(repr(k) for k in sorted(map(str, (k for k, _ in v.items))))
     if isinstance(v, ArrayVal):
         return "an array"
+    if isinstance(v, PyTreeNodeVal):
+        return f"a `{v.short}`"
     return "a sharding"
 
 
