@@ -89,7 +89,7 @@ def _placed_arguments(jv: JitVal, c: ApiCall) -> Tuple[Value, ...]:
         return pos
     shardings = opt[0]
     if isinstance(shardings, (SpecVal, ShardingVal)):
-        return tuple(_place(shardings, x, c.ctx) for x in pos)
+        return tuple(_place(shardings, x, c.ctx, argument=True) for x in pos)
     static = _static_positions(jv, len(pos))
     if not isinstance(shardings, TupleVal) or static is None:
         return pos
@@ -97,7 +97,8 @@ def _placed_arguments(jv: JitVal, c: ApiCall) -> Tuple[Value, ...]:
     if len(dynamic) != len(shardings.items):
         return pos
     placed = dict(zip(dynamic, shardings.items))
-    return tuple(_place(placed[i], x, c.ctx) if i in placed else x for i, x in enumerate(pos))
+    return tuple(_place(placed[i], x, c.ctx, argument=True) if i in placed else x
+                 for i, x in enumerate(pos))
 
 
 def _placed_outputs(jv: JitVal, out: Value, ctx: MeshCtx) -> Value:
@@ -107,10 +108,16 @@ def _placed_outputs(jv: JitVal, out: Value, ctx: MeshCtx) -> Value:
     return _place(opt[0], out, ctx) if _given(opt) and opt is not None else out
 
 
-def _place(s: Value, x: Value, ctx: MeshCtx) -> Value:
+def _place(s: Value, x: Value, ctx: MeshCtx, argument: bool = False) -> Value:
+    """``x`` as ``s`` places it: an output as out_shardings say; an argument as the trace
+    sees it. JAX 0.10.2 traces an argument that is not committed (made with no mesh, outside
+    any) with its own, unsharded type, whatever its in_sharding (``jax.typeof`` inside shows
+    ``float32[32,16]`` under ``P('data', None)``); a host array's type there is not modelled."""
     if isinstance(s, Const) and s.value is None:
         return x
     if isinstance(x, ArrayVal):
+        if argument and x.mesh is None and x.spec is None and ctx.known and ctx.mesh is None:
+            return replace(x, dims=None, numpy=False) if x.numpy else x
         spec, mesh = spec_and_mesh(s, ctx)
         if spec is None:
             return replace(x, dims=None, spec=None)
@@ -118,18 +125,20 @@ def _place(s: Value, x: Value, ctx: MeshCtx) -> Value:
                        numpy=False)
     if isinstance(x, TupleVal):
         if isinstance(s, TupleVal) and len(s.items) == len(x.items):
-            return TupleVal(tuple(_place(si, xi, ctx) for si, xi in zip(s.items, x.items)), x.is_list)
-        return TupleVal(tuple(_place(s if not isinstance(s, TupleVal) else UNKNOWN, xi, ctx)
+            return TupleVal(tuple(_place(si, xi, ctx, argument) for si, xi in zip(s.items, x.items)),
+                            x.is_list)
+        return TupleVal(tuple(_place(s if not isinstance(s, TupleVal) else UNKNOWN, xi, ctx,
+                                     argument)
                               for xi in x.items), x.is_list)
     if isinstance(x, DictVal):
-        return DictVal(tuple((k, _place(s.get(k) if isinstance(s, DictVal) else s, v, ctx))
+        return DictVal(tuple((k, _place(s.get(k) if isinstance(s, DictVal) else s, v, ctx, argument))
                              for k, v in x.items))
     if isinstance(x, PyTreeNodeVal):
         if same_node_type(x, s):
-            return x.with_children([_place(si, xi, ctx) for (_, si), (_, xi)
+            return x.with_children([_place(si, xi, ctx, argument) for (_, si), (_, xi)
                                     in zip(s.children, x.children)])  # type: ignore[attr-defined]  # a PyTreeNodeVal
         return x.with_children([_place(UNKNOWN if isinstance(s, (TupleVal, DictVal, PyTreeNodeVal))
-                                       else s, xi, ctx) for _, xi in x.children])
+                                       else s, xi, ctx, argument) for _, xi in x.children])
     return x
 
 
