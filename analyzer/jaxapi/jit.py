@@ -110,14 +110,15 @@ def _placed_outputs(jv: JitVal, out: Value, ctx: MeshCtx) -> Value:
 
 def _place(s: Value, x: Value, ctx: MeshCtx, argument: bool = False) -> Value:
     """``x`` as ``s`` places it: an output as out_shardings say; an argument as the trace
-    sees it. JAX 0.10.2 traces an argument that is not committed (made with no mesh, outside
-    any) with its own, unsharded type, whatever its in_sharding (``jax.typeof`` inside shows
-    ``float32[32,16]`` under ``P('data', None)``); a host array's type there is not modelled."""
+    sees it. An argument that is not committed (made with no mesh, outside any) has a
+    sharding there that is not modelled: JAX 0.10.2's ``jax.typeof`` inside shows
+    ``float32[32,16]`` under ``P('data', None)``, yet the result of ``a * 2`` comes out
+    sharded as the in_sharding says."""
     if isinstance(s, Const) and s.value is None:
         return x
     if isinstance(x, ArrayVal):
         if argument and x.mesh is None and x.spec is None and ctx.known and ctx.mesh is None:
-            return replace(x, dims=None, numpy=False) if x.numpy else x
+            return replace(x, dims=None, spec=None, numpy=False)
         spec, mesh = spec_and_mesh(s, ctx)
         if spec is None:
             return replace(x, dims=None, spec=None)
