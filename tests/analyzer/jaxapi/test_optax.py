@@ -165,9 +165,9 @@ state = train_state.TrainState.create(apply_fn=None, params=params, tx=optax.ada
 mesh = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,))
 
 def leaf_sharding(x):
-    return NamedSharding(mesh, P("data"))  # <- SC103
+    return NamedSharding(mesh, P("data"))
 
-state = jax.device_put(state, jax.tree.map(leaf_sharding, state))
+state = jax.device_put(state, jax.tree.map(leaf_sharding, state))  # <- SC103
 """, RANK),
     "fsdp_rule_that_replicates_scalars": ("""
 params = {"w": jnp.zeros((16, 8)), "b": jnp.zeros((8,))}
