@@ -496,7 +496,11 @@ def _none_config(p: cst.Param, v: Value) -> bool:
 _ITERATORS = ("enumerate", "zip", "range", "len", "reversed")
 _BUILTINS = ("getattr", "tuple", "list", "dict") + _ITERATORS
 _MAX_RANGE = 64  # range(n) with more items is not written out (unknown)
-_LOOPS = frozenset({cst.For, cst.While, cst.Try})  # exact types: isinstance goes through ABCMeta
+# a helper with one of these is not evaluated for its value (exact types: isinstance goes
+# through ABCMeta); a ``for`` loop is, as a body runs it: once per item over a few known
+# items (``for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:]))`` filling a
+# params dict), else to the join of its iterations
+_LOOPS = frozenset({cst.While, cst.Try})
 
 
 def _sequence(kind: str, call: CallArgs) -> Value:

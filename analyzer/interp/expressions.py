@@ -89,10 +89,23 @@ class ExpressionsMixin(InterpreterBase):
         return UNKNOWN
 
     def _formatted(self, e: cst.FormattedString, env: Env, ctx: MeshCtx) -> Value:
+        """An f-string whose parts are all known: a str or int constant in each ``{}``
+        with no conversion or format spec (``f"layer{i}"``), plain text otherwise."""
+        out: Optional[List[str]] = [] if "r" not in e.prefix.lower() else None
         for part in e.parts:
             if isinstance(part, cst.FormattedStringExpression):
-                self.ev(part.expression, env, ctx)
-        return UNKNOWN
+                v = self.ev(part.expression, env, ctx)
+                if out is not None and part.conversion is None and part.format_spec is None \
+                        and isinstance(v, Const) and type(v.value) in (str, int):
+                    out.append(str(v.value))
+                else:
+                    out = None
+            elif out is not None and isinstance(part, cst.FormattedStringText) \
+                    and "\\" not in part.value:
+                out.append(part.value.replace("{{", "{").replace("}}", "}"))
+            else:
+                out = None
+        return Const("".join(out)) if out is not None else UNKNOWN
 
     def literal(self, e: cst.CSTNode, env: Env, ctx: MeshCtx) -> Value:
         try:

@@ -12,7 +12,9 @@ from . import flax_nnx as flax_nnx
 from . import jit as jit
 from . import logical as logical
 from . import mesh as mesh
+from . import optax as optax
 from . import placement as placement
+from . import pytrees as pytrees
 from . import runtime_layer as runtime_layer
 from . import shard_map as shard_map
 from . import sites as sites  # after the handlers: it observes their calls

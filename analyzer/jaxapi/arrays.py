@@ -165,6 +165,8 @@ def index(it: ApiContext, base: ArrayVal, e: cst.Subscript, env: Env, ctx: MeshC
                    fallback=fallback)
     if isinstance(res, ArrayVal) and res.varying != vary:
         res = replace(res, varying=vary)
+    if isinstance(res, ArrayVal) and base.numpy:  # a host array's part is on the host
+        res = replace(res, numpy=True)
     return res
 
 

@@ -24,6 +24,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVa
                       PytreeNodeVal, QualName, ShardingVal, ShardMapVal, SpecVal, TupleVal, Value, const_int,
                       const_str)
 from .literals import literals_of
+from .pytrees import PyTreeNodeVal, leaves_of, same_node_type
 from ..api import ApiCall, ApiContext, calls, get_hook, models
 from .shard_map import call_shard_map
 from .specs import spec_and_mesh, spec_dims, spec_leaves
@@ -88,7 +89,7 @@ def _placed_arguments(jv: JitVal, c: ApiCall) -> Tuple[Value, ...]:
         return pos
     shardings = opt[0]
     if isinstance(shardings, (SpecVal, ShardingVal)):
-        return tuple(_place(shardings, x, c.ctx) for x in pos)
+        return tuple(_place(shardings, x, c.ctx, argument=True) for x in pos)
     static = _static_positions(jv, len(pos))
     if not isinstance(shardings, TupleVal) or static is None:
         return pos
@@ -96,7 +97,8 @@ def _placed_arguments(jv: JitVal, c: ApiCall) -> Tuple[Value, ...]:
     if len(dynamic) != len(shardings.items):
         return pos
     placed = dict(zip(dynamic, shardings.items))
-    return tuple(_place(placed[i], x, c.ctx) if i in placed else x for i, x in enumerate(pos))
+    return tuple(_place(placed[i], x, c.ctx, argument=True) if i in placed else x
+                 for i, x in enumerate(pos))
 
 
 def _placed_outputs(jv: JitVal, out: Value, ctx: MeshCtx) -> Value:
@@ -106,10 +108,17 @@ def _placed_outputs(jv: JitVal, out: Value, ctx: MeshCtx) -> Value:
     return _place(opt[0], out, ctx) if _given(opt) and opt is not None else out
 
 
-def _place(s: Value, x: Value, ctx: MeshCtx) -> Value:
+def _place(s: Value, x: Value, ctx: MeshCtx, argument: bool = False) -> Value:
+    """``x`` as ``s`` places it: an output as out_shardings say; an argument as the trace
+    sees it. An argument that is not committed (made with no mesh, outside any) has a
+    sharding there that is not modelled: JAX 0.10.2's ``jax.typeof`` inside shows
+    ``float32[32,16]`` under ``P('data', None)``, yet the result of ``a * 2`` comes out
+    sharded as the in_sharding says."""
     if isinstance(s, Const) and s.value is None:
         return x
     if isinstance(x, ArrayVal):
+        if argument and x.mesh is None and x.spec is None and ctx.known and ctx.mesh is None:
+            return replace(x, dims=None, spec=None, numpy=False)
         spec, mesh = spec_and_mesh(s, ctx)
         if spec is None:
             return replace(x, dims=None, spec=None)
@@ -117,12 +126,20 @@ def _place(s: Value, x: Value, ctx: MeshCtx) -> Value:
                        numpy=False)
     if isinstance(x, TupleVal):
         if isinstance(s, TupleVal) and len(s.items) == len(x.items):
-            return TupleVal(tuple(_place(si, xi, ctx) for si, xi in zip(s.items, x.items)), x.is_list)
-        return TupleVal(tuple(_place(s if not isinstance(s, TupleVal) else UNKNOWN, xi, ctx)
+            return TupleVal(tuple(_place(si, xi, ctx, argument) for si, xi in zip(s.items, x.items)),
+                            x.is_list)
+        return TupleVal(tuple(_place(s if not isinstance(s, TupleVal) else UNKNOWN, xi, ctx,
+                                     argument)
                               for xi in x.items), x.is_list)
     if isinstance(x, DictVal):
-        return DictVal(tuple((k, _place(s.get(k) if isinstance(s, DictVal) else s, v, ctx))
+        return DictVal(tuple((k, _place(s.get(k) if isinstance(s, DictVal) else s, v, ctx, argument))
                              for k, v in x.items))
+    if isinstance(x, PyTreeNodeVal):
+        if same_node_type(x, s):
+            return x.with_children([_place(si, xi, ctx, argument) for (_, si), (_, xi)
+                                    in zip(s.children, x.children)])  # type: ignore[attr-defined]  # a PyTreeNodeVal
+        return x.with_children([_place(UNKNOWN if isinstance(s, (TupleVal, DictVal, PyTreeNodeVal))
+                                       else s, xi, ctx, argument) for _, xi in x.children])
     return x
 
 
@@ -196,15 +213,25 @@ def _match(it: ApiContext, c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> No
         for leaf_path, leaf in _leaves(lits, x, side.x_node, ()):
             _leaf(it, c, side.which, s, leaf, side.shown + _keys(leaf_path), side.at)
         return
-    if isinstance(s, PytreeNodeVal):  # a node of its own type: no tuple, list or dict
-        if isinstance(x, (TupleVal, DictVal)) and lits.states_whole(side.x_node):
-            it.prove(JitShardingsNotPrefix(side.which, path, s, x, shown=side.shown),
-                     side.s_node or side.at)
+    mine, theirs = _container_kind(s), _container_kind(x)
+    if mine is not None and theirs is not None and mine != theirs:
+        # a dict where the values have a tuple, a tuple where they have optax's
+        # ScaleByAdamState: whatever the entries, JAX compares the node types
+        it.prove(JitShardingsNotPrefix(side.which, path, s, x, shown=side.shown),
+                 side.s_node or side.at)
         return
-    if not isinstance(s, (TupleVal, DictVal)) or not lits.states_whole(side.s_node):
+    if isinstance(s, PyTreeNodeVal) and isinstance(x, PyTreeNodeVal):
+        if same_node_type(s, x):  # a library node's fields are all there
+            for (k, si), (_, xi) in zip(s.children, x.children):
+                _match(it, c, _Side(side.which, si, None, xi, None, f"{side.shown}.{k}", side.at),
+                       path + (k,))
         return
-    if not isinstance(x, ArrayVal) and not (isinstance(x, (TupleVal, DictVal))
-                                            and lits.states_whole(side.x_node)):
+    if not isinstance(s, (TupleVal, DictVal)):
+        return
+    if not lits.states_whole(side.s_node) or not (
+            isinstance(x, ArrayVal) or (isinstance(x, (TupleVal, DictVal))
+                                        and lits.states_whole(side.x_node))):
+        _match_known_entries(it, c, side, path)
         return
     if _shape_of(s) != _shape_of(x):
         it.prove(JitShardingsNotPrefix(side.which, path, s, x, shown=side.shown),
@@ -218,6 +245,23 @@ def _match(it: ApiContext, c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> No
             _match(it, c, side.child(lits, k, si, x.get(k)), path + (k,))
 
 
+def _match_known_entries(it: ApiContext, c: ApiCall, side: _Side, path: Tuple[Any, ...]) -> None:
+    """Containers the source does not state whole (a tree ``jax.tree.map`` built): each
+    entry both are known to have meets its own, as ``device_put`` places them; whether
+    the two have the same entries is not known, so no structure is proved here."""
+    s, x = side.s, side.x
+    lits = literals_of(it.module)
+    if isinstance(s, DictVal) and isinstance(x, DictVal):
+        theirs = {k for k, _ in x.items}
+        for k, si in s.items:
+            if k in theirs:
+                _match(it, c, side.child(lits, k, si, x.get(k)), path + (k,))
+    elif isinstance(s, TupleVal) and isinstance(x, TupleVal) and not s.is_list \
+            and not x.is_list and len(s.items) == len(x.items):  # tuples do not change
+        for i, (si, xi) in enumerate(zip(s.items, x.items)):
+            _match(it, c, side.child(lits, i, si, xi), path + (i,))
+
+
 def _shape_of(v: Value) -> Any:
     """What must agree for ``v`` to be a prefix: the container kind and its length/keys."""
     if isinstance(v, TupleVal):
@@ -227,11 +271,26 @@ def _shape_of(v: Value) -> Any:
     return ("leaf",)
 
 
+def _container_kind(v: Value) -> Optional[str]:
+    """The type of pytree node ``v`` certainly is, whether or not all its entries are
+    known: "dict", "tuple", "list", or a library node's type; None for anything else."""
+    if isinstance(v, DictVal):
+        return "dict"
+    if isinstance(v, TupleVal):
+        return "list" if v.is_list else "tuple"
+    if isinstance(v, (PyTreeNodeVal, PytreeNodeVal)):
+        return v.kind
+    return None
+
+
 def _leaves(lits: Any, x: Value, node: Optional[cst.CSTNode],
             path: Tuple[Any, ...]) -> List[Tuple[Tuple[Any, ...], ArrayVal]]:
-    """The arrays of a tree: all of a container the source states whole, else none."""
+    """The arrays of a tree: all of a container the source states whole (or a library
+    node, whose fields are all there), else none."""
     if isinstance(x, ArrayVal):
         return [(path, x)]
+    if isinstance(x, PyTreeNodeVal):
+        return [leaf for k, v in x.children for leaf in _leaves(lits, v, None, path + (k,))]
     if not lits.states_whole(node):
         return []
     if isinstance(x, TupleVal):
@@ -278,8 +337,10 @@ def _committed(it: ApiContext, c: ApiCall, spec: SpecVal, mesh: Optional[MeshVal
         # legacy `with mesh:`, which sets no mesh for arrays
         return
     if x.mesh is not mesh and _same_mesh(x.mesh, mesh) is not True:
-        if _same_mesh(x.mesh, mesh) is False:
-            it.prove(InShardingsConflict((), x, spec, mesh), _arg_node(c, x) or c.node)
+        node = _arg_node(c, x) or c.node
+        if _same_mesh(x.mesh, mesh) is False and not it.conflict_at(node):
+            # (JAX names the first leaf of an argument on other devices)
+            it.prove(InShardingsConflict((), x, spec, mesh), node)
         return
     rank = tr.rank(x)
     if mesh.types is not None and all(t == AxisType.Explicit for t in mesh.types):
@@ -299,8 +360,12 @@ def _committed(it: ApiContext, c: ApiCall, spec: SpecVal, mesh: Optional[MeshVal
 
 
 def _arg_node(c: ApiCall, x: ArrayVal) -> Optional[cst.CSTNode]:
+    """The argument that is ``x``, or holds it as a leaf of its tree."""
     for a in c.args.args:
         if a.value is x:
+            return a.node
+    for a in c.args.args:
+        if any(leaf is x for leaf in leaves_of(a.value)):
             return a.node
     return None
 

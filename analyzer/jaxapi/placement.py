@@ -13,9 +13,10 @@ from . import names as api
 from .. import transfer as tr
 from ..events import AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
 from ..facts import ConstraintAxisNotAuto, ConstraintConflict, MeshConflict
-from ..values import (UNKNOWN, ArrayVal, DictVal, MeshVal, ShardingVal, SpecChoice, SpecVal,
+from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, ShardingVal, SpecChoice, SpecVal,
                       TupleVal, Value, meshes_differ)
 from ..api import ApiCall, ApiContext, models
+from .pytrees import PyTreeNodeVal, same_node_type
 from .specs import spec_and_mesh, spec_dims
 
 
@@ -47,6 +48,13 @@ def _place(it: ApiContext, c: ApiCall, x: Value, target: Value) -> Value:
             return TupleVal(tuple(_place(it, c, xi, ti) for xi, ti in zip(x.items, target.items)))
         for v in (target.items if isinstance(target, TupleVal) else [v for _, v in target.items]):
             _place(it, c, UNKNOWN, v)
+        return UNKNOWN
+    if isinstance(x, PyTreeNodeVal):  # optax's state, a TrainState
+        if same_node_type(x, target):
+            return x.with_children([_place(it, c, xi, ti) for (_, xi), (_, ti)
+                                    in zip(x.children, target.children)])  # type: ignore[attr-defined]  # a PyTreeNodeVal
+        if isinstance(target, (SpecVal, ShardingVal)):
+            return x.with_children([_place(it, c, xi, target) for _, xi in x.children])
         return UNKNOWN
     if isinstance(x, DictVal) and isinstance(target, (SpecVal, ShardingVal)):
         return DictVal(tuple((k, _place(it, c, v, target)) for k, v in x.items))
@@ -121,6 +129,8 @@ def _place_leaf(it: ApiContext, c: ApiCall, x: Value, target: Value) -> Value:
     if c.name == api.WITH_SHARDING_CONSTRAINT:
         _check_constraint_axes(it, c, target)
     shape = x.shape if isinstance(x, ArrayVal) else None
+    if isinstance(x, Const) and type(x.value) in (bool, int, float, complex):
+        shape = ()  # a Python scalar is placed as a rank-0 array
     if isinstance(target, SpecVal):
         mesh = it.context_mesh(ctx)
         if ctx.known and ctx.mesh is None:

@@ -1,4 +1,4 @@
-"""Function transformations: ``grad``/``value_and_grad``, ``jax.tree.map``, control flow
+"""Function transformations: ``grad``/``value_and_grad``, control flow
 and wrappers that run a function where they are called (``scan``, ``cond``,
 ``checkpoint``, ...), axis-binding maps (``vmap``, ``pmap``), ``functools.partial``, and
 decorators."""
@@ -6,7 +6,7 @@ decorators."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, List, Optional
+from typing import Any, Dict, Tuple
 
 import libcst as cst
 
@@ -15,7 +15,7 @@ from .. import transfer as tr
 from ..events import MeshCtx
 from ..interp.state import Arg, Env, GradVal, ShardMapFactory
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal,
-                      QualName, ShardingVal, SpecVal, TupleVal, Value, const_int, const_str)
+                      QualName, TupleVal, Value, const_int, const_str)
 from .control_flow import CONTROL_FLOW
 from ..provenance import Origin, leaves, note
 from ..api import ApiCall, ApiContext, calls, hook, models
@@ -78,9 +78,11 @@ def call_grad(it: ApiContext, g: GradVal, c: ApiCall) -> Value:
             note(leaf, Origin("gradient", c.node, c.ctx.manual_axes - leaf.varying))
     if not g.with_value and not aux:
         return grads
-    func, bound_pos, bound_kws = g.func, (), {}
-    if isinstance(func, PartialVal):  # a bound method (self._loss), or functools.partial
-        func, bound_pos, bound_kws = func.func, tuple(func.args), dict(func.kwargs)
+    func: Value = g.func
+    bound_pos: Tuple[Value, ...] = ()
+    bound_kws: Dict[str, Value] = {}
+    if isinstance(g.func, PartialVal):  # a bound method (self._loss), or functools.partial
+        func, bound_pos, bound_kws = g.func.func, tuple(g.func.args), dict(g.func.kwargs)
     value = it.eval_return(func, bound_pos + pos, {**bound_kws, **kws}, ctx) \
         if isinstance(func, FuncVal) else UNKNOWN
     if not aux:
@@ -106,63 +108,6 @@ def _grad_like(v: Value) -> Value:
         return DictVal(tuple((k, _grad_like(x)) for k, x in v.items))
     if isinstance(v, TupleVal):
         return TupleVal(tuple(_grad_like(x) for x in v.items), v.is_list)
-    return UNKNOWN
-
-
-@models(*_TREE_MAPS)
-def tree_map(it: ApiContext, c: ApiCall) -> Value:
-    if len(c.args.pos) >= 2:
-        it.pass_functions(c.args.args, c.ctx, opaque=False)
-        is_leaf = c.args.kw.get("is_leaf")
-        plain = is_leaf is None or (isinstance(is_leaf.value, Const) and is_leaf.value.value is None)
-        mapped = _tree_map(it, c.args.pos[0], c.args.pos[1:], c.ctx, c, plain)
-        if mapped is not None:
-            return mapped
-    return wrapper(it, c)
-
-
-def _tree_map(it: ApiContext, f: Value, trees: List[Value], ctx: MeshCtx,
-              c: Optional[ApiCall] = None, plain: bool = False) -> Optional[Value]:
-    """jax.tree.map over dicts/tuples of known structure: f on each leaf (arrays, and
-    the specs and shardings of a tree of shardings, which JAX treats as leaves). With
-    ``plain`` (no ``is_leaf=``), constants too: ``None`` is an empty subtree, kept as is
-    and never passed to f; a string or number is a leaf (a tuple of logical axis names
-    mapped to mesh axes: ``jax.tree.map(lambda a: getattr(rules, a), ("batch", None))``)."""
-    if not isinstance(f, (FuncVal, PartialVal, JitVal)):
-        return None
-    first = trees[0]
-    if plain and isinstance(first, Const):
-        if first.value is None:
-            return first if all(isinstance(t, Const) and t.value is None for t in trees) \
-                else UNKNOWN  # JAX raises: the trees' structures differ
-        if isinstance(f, FuncVal) and all(isinstance(t, Const) for t in trees):
-            return it.eval_return(f, tuple(trees), {}, ctx)
-        return UNKNOWN
-    if isinstance(first, DictVal):
-        keys = [k for k, _ in first.items]
-        if not all(isinstance(t, DictVal) and [k for k, _ in t.items] == keys for t in trees):
-            return None
-        out = [(k, _tree_map(it, f, [t.get(k) for t in trees], ctx, c, plain)) for k in keys]  # type: ignore[attr-defined]  # all DictVal
-        return DictVal(tuple((k, v if v is not None else UNKNOWN) for k, v in out))
-    if isinstance(first, TupleVal):
-        n = len(first.items)
-        if not all(isinstance(t, TupleVal) and len(t.items) == n for t in trees):
-            return None
-        res = [_tree_map(it, f, [t.items[i] for t in trees], ctx, c, plain) for i in range(n)]  # type: ignore[attr-defined]  # all TupleVal
-        return TupleVal(tuple(v if v is not None else UNKNOWN for v in res), first.is_list)
-    if isinstance(f, FuncVal) and isinstance(first, ArrayVal) \
-            and not any(isinstance(t, (DictVal, TupleVal)) for t in trees):
-        # each leaf's call is checked (a spec tree placing a parameter tree), as if
-        # written out: the function's own analysis sees only the leaves' join
-        return it.eval_return(f, tuple(trees), {}, ctx, record=True)
-    if isinstance(f, FuncVal) and all(isinstance(t, (SpecVal, ShardingVal)) for t in trees):
-        return it.eval_return(f, tuple(trees), {}, ctx)  # a tree of specs made into shardings
-    if isinstance(f, PartialVal) and isinstance(f.func, QualName) and c is not None \
-            and all(isinstance(t, (SpecVal, ShardingVal)) for t in trees):  # partial(NamedSharding, mesh)
-        with it.unrecorded():  # evaluated for its value: the site is the tree's
-            args = [Arg(None, "", a, c.node) for a in tuple(f.args) + tuple(trees)]
-            args += [Arg(k, "", v, c.node) for k, v in f.kwargs]
-            return it.call_api(it.profile.canonical(f.func.name), c.node, args, c.env, ctx)
     return UNKNOWN
 
 

@@ -3,6 +3,7 @@ from typing import Any, Optional, Tuple
 from ..facts import JitKeywordArguments, JitShardingsNotPrefix
 from ..ftypes import Invalid, Valid
 from ..rule import ShardRule
+from ..jaxapi.pytrees import PyTreeNodeVal
 from ..values import ArrayVal, DictVal, PytreeNodeVal, TupleVal, Value
 
 _HEAD = """import jax
@@ -164,6 +165,8 @@ def _describe(v: Value) -> str:
         return "an array"
     if isinstance(v, PytreeNodeVal):
         return f"a tree of shardings in an `{v.kind}`"
+    if isinstance(v, PyTreeNodeVal):
+        return f"a `{v.short}`"
     return "a sharding"
 
 

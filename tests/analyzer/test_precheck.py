@@ -117,7 +117,7 @@ def test_a_skipped_file_is_rechecked_when_an_imported_module_starts_using_shardi
 # (`StateSharding`, `prefix`) only arrange the shardings or specs written in them, which
 # spell the vocabulary themselves (or come from a module that does).
 NEUTRAL_FAMILIES = {"arrays", "constructors", "transforms", "jit", "control_flow",
-                    "filter_tables", "configs",
+                    "filter_tables", "configs", "optax", "pytrees",
                     # NNX's layers, transforms and states place nothing by themselves; its
                     # names that do spell the vocabulary (test_nnx_sharding_names_trigger)
                     "flax_nnx"}
