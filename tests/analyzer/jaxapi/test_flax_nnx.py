@@ -10,12 +10,11 @@ the last assignment of ``y``. The line of each expected finding is marked ``# <-
 
 from __future__ import annotations
 
-import re
 from typing import Dict, Optional, Tuple
 
 import pytest
+from marked_programs import expected, found
 
-from shardcheck.analyzer.engine import check_source
 from shardcheck.analyzer.inferred_types import infer_types
 
 HEAD = """\
@@ -182,20 +181,13 @@ with jax.set_mesh(mesh):
 
 
 def _expected(program: str):
-    rows = []
-    for i, line in enumerate((HEAD + program).splitlines(), 1):
-        m = re.search(r"# <- (SC\d+)", line)
-        if m:
-            rows.append((m.group(1), i))
-    return rows
+    return expected(HEAD, program)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_check_follows_nnx(name):
     program, _ = CASES[name]
-    found = [(f.code, f.row) for f in check_source(HEAD + program, "m.py")
-             if f.severity == "error"]
-    assert found == _expected(program)
+    assert found(HEAD, program) == _expected(program)
 
 
 def _inferred(program: str, names: Tuple[str, ...]) -> Tuple[Optional[str], ...]:

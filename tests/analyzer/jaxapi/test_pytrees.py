@@ -6,11 +6,10 @@ with a finding raises there with the message named, every other runs to its end.
 
 from __future__ import annotations
 
-import re
 
 import pytest
+from marked_programs import assert_jax_agrees, assert_marks_agree_with_messages, expected, found
 
-from shardcheck.analyzer.engine import check_source
 
 HEAD = """\
 import jax
@@ -91,34 +90,18 @@ placed = jax.device_put(tree, jax.tree.map(lambda _: NamedSharding(mesh, P("data
 
 
 def _expected(program: str):
-    rows = []
-    for i, line in enumerate((HEAD + program).splitlines(), 1):
-        m = re.search(r"# <- (SC\d+)", line)
-        if m:
-            rows.append((m.group(1), i))
-    return rows
+    return expected(HEAD, program)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_check_follows_the_tree(name):
     program, _ = CASES[name]
-    found = [(f.code, f.row) for f in check_source(HEAD + program, "m.py")
-             if f.severity == "error"]
-    assert found == _expected(program)
+    assert found(HEAD, program) == _expected(program)
 
 
 def test_every_case_with_a_finding_expects_jax_to_raise():
-    for name, (program, message) in CASES.items():
-        assert bool(_expected(program)) == (message is not None), name
+    assert_marks_agree_with_messages(HEAD, CASES)
 
 
 def test_jax_agrees():
-    from jax_snippets import run_snippets
-    names = sorted(CASES)
-    results = run_snippets([HEAD + CASES[n][0] for n in names])
-    for name, res in zip(names, results):
-        message = CASES[name][1]
-        if message is not None:
-            assert res["status"] == "error" and message in res["error"], (name, res)
-        else:
-            assert res["status"] == "ok", (name, res)
+    assert_jax_agrees(HEAD, CASES)
