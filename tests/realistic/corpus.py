@@ -37,7 +37,7 @@ FAMILIES = ("nnx", "linen", "optax", "config", "classes", "shard_map")
 # what the programs import besides JAX: the JAX server imports these once, before it forks
 PRELOAD = ("flax.linen", "flax.nnx", "flax.training.train_state", "optax", "ml_collections")
 _KEYS = {"family", "url", "bug", "line", "site", "rule", "missing_rule", "error", "message",
-         "follows"}
+         "follows", "signature"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,9 @@ class Case:
     follows: str
     site: Optional[int] = None
     missing_rule: str = ""
+    # where JAX words the error differently across versions: the name of its signature in
+    # analyzer/compat/errors.py, matched for the installed JAX (``message`` is 0.10.2's)
+    signature: str = ""
 
     @property
     def dir(self) -> pathlib.Path:
