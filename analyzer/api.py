@@ -169,6 +169,9 @@ HOOK_NAMES = (
     #                 (`P(...) + (None,)`)
     "wrapped_call",  # (it, callee, call node, args, env, ctx) -> a value, or None: a call of
     #                  a helper the config declares a wrapper of a library API
+    "inherited",    # (it, instance, attr, bound) -> a value, or None: an attribute a library
+    #                 base class gives a source class's instance (Linen's ``model.init``);
+    #                 ``bound(name)``: the instance's source method ``name``, bound, or None
 )
 
 

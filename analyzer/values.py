@@ -355,6 +355,7 @@ class LogicalInit(Value):
     entries: Tuple[Any, ...]
     names: Tuple[Any, ...]
     node: Any = None
+    rules_given: bool = False  # its own rules= (else those in force when it is unboxed)
 
 
 @dataclass(frozen=True, eq=False)

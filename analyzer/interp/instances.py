@@ -34,6 +34,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import libcst as cst
 
+from ..api import get_hook
 from ..events import MeshCtx
 from ..syntax import dotted
 from ..values import (SPREAD, UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, JitVal, PartialVal,
@@ -208,6 +209,11 @@ def attribute(it: Any, inst: InstanceVal, attr: str, ctx: MeshCtx) -> Value:
     found = lookup(cls, attr)
     if found is not None and _assignments(it, cls, attr) == 0:
         return found
+    if found is None and _assignments(it, cls, attr) == 0:
+        inherited = get_hook("inherited")(it, inst, attr,
+                                          lambda name: _bound_method(it, inst, name, ctx))
+        if inherited is not None:  # given by a library base class
+            return inherited
     return UNKNOWN
 
 

@@ -180,7 +180,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
                 return MeshCtx(known=True, mesh=first.mesh, bound_axes=first.bound_axes,
                                manual_axes=first.manual_axes, shard_map=first.shard_map,
                                eager=False)
-            return MeshCtx(known=True, mesh=first.mesh, bound_axes=None)
+            # the logical axis rules all callers run it under stay in force in it
+            rules = first.logical_rules if all(
+                c.logical_rules == first.logical_rules for c in ctxs[1:]) else None
+            return MeshCtx(known=True, mesh=first.mesh, bound_axes=None, logical_rules=rules)
         return UNKNOWN_CTX
 
     def register(self, fv: FuncVal) -> FuncInfo:

@@ -25,7 +25,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVa
                       const_str)
 from .literals import literals_of
 from .pytrees import PyTreeNodeVal, leaves_of, same_node_type
-from ..api import ApiCall, ApiContext, calls, get_hook, models
+from ..api import ApiCall, ApiContext, callee_handler, calls, get_hook, models
 from .shard_map import call_shard_map
 from .specs import spec_and_mesh, spec_dims, spec_leaves
 from .transforms import call_grad
@@ -72,6 +72,12 @@ def call_jitted(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     if isinstance(func, JitVal) and not _given(func.option("in_shardings")) \
             and not _given(func.option("out_shardings")):
         func = func.func  # jax.jit(f, out_shardings=...) of a @jax.jit function: f's trace
+    handler = callee_handler(func)
+    if handler is not None and not isinstance(func, (FuncVal, PartialVal, JitVal)) \
+            and not _given(callee.option("in_shardings")):
+        # a library's callable (Linen's ``model.init``): run as it runs when called
+        out = handler(it, func, ApiCall(c.name, c.node, c.args, c.env, body))
+        return _placed_outputs(callee, out, c.ctx)
     it.note_call(func, body, pos, args.known_keywords())
     if isinstance(func, FuncVal):
         out = it.eval_return(func, pos, args.kw_values(), body)

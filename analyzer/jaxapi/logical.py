@@ -283,7 +283,8 @@ def with_logical_partitioning(it: ApiContext, c: ApiCall) -> Value:
                  node)
         _opaque(it, c)
         if not c.args.given(2, "mesh"):  # the context's mesh applies when it is unboxed
-            return LogicalInit(spec_entries(res.entries), names, node)
+            return LogicalInit(spec_entries(res.entries), names, node,
+                               rules_given=c.args.given(3, "rules"))
     return _opaque(it, c)
 
 

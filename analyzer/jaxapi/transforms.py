@@ -13,12 +13,12 @@ import libcst as cst
 from . import names as api
 from .. import transfer as tr
 from ..events import MeshCtx
-from ..interp.state import Arg, Env, GradVal, ShardMapFactory
+from ..interp.state import Arg, CallArgs, Env, GradVal, ShardMapFactory
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal,
                       QualName, TupleVal, Value, const_int, const_str)
 from .control_flow import CONTROL_FLOW
 from ..provenance import Origin, leaves, note
-from ..api import ApiCall, ApiContext, calls, hook, models
+from ..api import ApiCall, ApiContext, callee_handler, calls, hook, models
 
 
 # Run the function they are given where they are called, binding no axis names.
@@ -137,6 +137,24 @@ def partial(it: ApiContext, c: ApiCall) -> Value:
         return UNKNOWN
     return PartialVal(c.args.pos[0], tuple(c.args.pos[1:]),
                       tuple((k, a.value) for k, a in c.args.kw.items()))
+
+
+@models("jax.eval_shape")
+def eval_shape(it: ApiContext, c: ApiCall) -> Value:
+    """``jax.eval_shape(fun, *args, **kwargs)``: ``fun`` traced on the arguments (as
+    ``jax.jit`` traces it, nothing lowered); what it gives (``ShapeDtypeStruct``s) is
+    not followed. A library's callable (Linen's ``model.init``) runs as it runs when
+    called."""
+    if not c.args.pos or c.args.starred:
+        it.pass_functions(c.args.args, c.ctx)
+        return UNKNOWN
+    f, body = c.args.pos[0], c.ctx.traced()
+    handler = callee_handler(f)
+    if handler is not None and not isinstance(f, (FuncVal, PartialVal, JitVal)):
+        handler(it, f, ApiCall(c.name, c.node, CallArgs(c.args.args[1:]), c.env, body))
+    else:
+        it.note_call(f, body, tuple(c.args.pos[1:]), c.args.known_keywords())
+    return UNKNOWN
 
 
 @hook("decorate")

@@ -120,7 +120,10 @@ NEUTRAL_FAMILIES = {"arrays", "constructors", "transforms", "jit", "control_flow
                     "filter_tables", "configs", "optax", "pytrees",
                     # NNX's layers, transforms and states place nothing by themselves; its
                     # names that do spell the vocabulary (test_nnx_sharding_names_trigger)
-                    "flax_nnx"}
+                    "flax_nnx",
+                    # Linen's layers and init/apply place nothing by themselves; the
+                    # boxing of their parameters is ``logical``'s vocabulary
+                    "flax_linen"}
 
 
 def _modelled():
