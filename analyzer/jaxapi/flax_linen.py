@@ -30,7 +30,7 @@ from ..values import (UNKNOWN, ArrayVal, ClassVal, Const, InstanceVal, LogicalIn
                       SpecVal, Value, const_int)
 from ..api import ApiCall, ApiContext, calls, hook, models
 from .flax_nnx import NNX_ACTIVATIONS
-from .logical import context_rules, spec_entries
+from .logical import context_rules, spec_entries, unboxed_shape
 
 LINEN_MODULES = ("flax.linen.Module", "flax.linen.module.Module")
 
@@ -185,7 +185,7 @@ def _unbox(it: ApiContext, c: ApiCall, name: str, init: LogicalInit,
     if not spec.complete:
         return
     it.record("spec_uses", SpecUse(spec, c.node, f"Linen param {name!r}", mesh,
-                                   shape if c.ctx.eager else None, from_context=True))
+                                   unboxed_shape(it, c.ctx, shape), from_context=True))
 
 
 # ``flax.linen``'s activations are ``jax.nn``'s functions (flax/linen/activation.py

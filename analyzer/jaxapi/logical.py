@@ -293,7 +293,9 @@ def module_param(it: ApiContext, e: cst.Call, args: list, ctx: MeshCtx) -> None:
     """``self.param(name, nn.with_logical_partitioning(init, names), shape, ...)``: Linen
     unboxes the parameter with ``with_logical_constraint``, so its spec must fit the
     shape on the mesh in context: JAX raises IndivisibleError when the module is
-    initialised outside jit (checked on flax 0.12.8 / JAX 0.10.2)."""
+    initialised outside jit, not under ``jax.jit`` or ``jax.eval_shape`` (checked on
+    flax 0.12.8 / JAX 0.10.2), so the shape is not checked where the calls in view
+    trace the code (``unboxed_shape``)."""
     init: LogicalInit = args[1].value
     shape = int_tuple(args[2].value) if len(args) > 2 and args[2].keyword is None else None
     mesh = it.context_mesh(ctx)
@@ -301,8 +303,21 @@ def module_param(it: ApiContext, e: cst.Call, args: list, ctx: MeshCtx) -> None:
         return
     name = args[0].value.value if isinstance(args[0].value, Const) else "?"
     spec = SpecVal(tuple(init.entries), node=init.node)
-    it.record("spec_uses", SpecUse(spec, init.node, f"Linen param {name!r}", mesh, shape,
+    it.record("spec_uses", SpecUse(spec, init.node, f"Linen param {name!r}", mesh,
+                                   unboxed_shape(it, ctx, shape),
                                    from_context=True))
+
+
+def unboxed_shape(it: ApiContext, ctx: MeshCtx, shape: Optional[Tuple[Optional[int], ...]]
+                  ) -> Optional[Tuple[Optional[int], ...]]:
+    """The shape a parameter's unboxing constraint checks its spec against: JAX raises
+    IndivisibleError for it eagerly (initialising the module, or under ``jax.jit(init,
+    out_shardings=...)`` whose shardings say the same), never under a bare ``jax.jit``
+    or ``jax.eval_shape``; None (unchecked) where the calls in view may trace it."""
+    info = it.current_function()
+    if not ctx.eager and info is not None and info.calls:
+        return None
+    return shape
 
 
 @models("flax.linen.partitioning.param_with_axes", "flax.linen.partitioning.variable_with_axes")

@@ -131,6 +131,18 @@ with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
     variables = jax.jit(Embedder(509).init)(jax.random.key(0), jnp.zeros((8, 16), jnp.int32))
     jax.eval_shape(Embedder(509).init, jax.random.key(0), jnp.zeros((8, 16), jnp.int32))
 """, None),
+    # a param of the module's own, boxed with indivisible names, under jax.jit
+    "jit_init_param_indivisible_runs": ("""
+class Head(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        w = self.param("w", nn.with_logical_partitioning(nn.initializers.zeros_init(),
+                                                         ("vocab", None)), (6, 8))
+        return x @ w
+""" + RULES.format(mlp="None") + """
+with jax.set_mesh(mesh), nn.logical_axis_rules(RULES):
+    variables = jax.jit(Head().init)(jax.random.key(0), jnp.ones((2, 6)))
+""", None),
     # outside any rules the boxed names are not resolved: the init runs
     "no_rules_is_no_op": (EMBED.format(marker="") + """
 with jax.set_mesh(mesh):
