@@ -10,12 +10,10 @@ line of each expected finding is marked ``# <- CODE``."""
 
 from __future__ import annotations
 
-import re
 from typing import Dict, Optional, Tuple
 
 import pytest
-
-from shardcheck.analyzer.engine import check_source
+from marked_programs import assert_jax_agrees, assert_marks_agree_with_messages, expected, found
 
 HEAD = """\
 import jax
@@ -159,30 +157,15 @@ with jax.set_mesh(mesh):
 }
 
 
-def _expected(program: str):
-    rows = []
-    for i, line in enumerate((HEAD + program).splitlines(), 1):
-        m = re.search(r"# <- (SC\d+)", line)
-        if m:
-            rows.append((m.group(1), i))
-    return rows
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_check_follows_linen(name):
     program, _ = CASES[name]
-    found = [(f.code, f.row) for f in check_source(HEAD + program, "m.py")
-             if f.severity == "error"]
-    assert found == _expected(program)
+    assert found(HEAD, program) == expected(HEAD, program)
+
+
+def test_every_case_with_a_finding_expects_jax_to_raise():
+    assert_marks_agree_with_messages(HEAD, CASES)
 
 
 def test_jax_agrees():
-    from jax_snippets import run_snippets
-    names = sorted(CASES)
-    results = run_snippets([HEAD + CASES[n][0] for n in names])
-    for name, res in zip(names, results):
-        message = CASES[name][1]
-        if message is not None:
-            assert res["status"] == "error" and message in res["error"], (name, res)
-            continue
-        assert res["status"] == "ok", (name, res)
+    assert_jax_agrees(HEAD, CASES)
