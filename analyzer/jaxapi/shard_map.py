@@ -112,7 +112,22 @@ def _activate(it: ApiContext, event: ShardMapCall, mesh: Optional[MeshVal], ctx:
     else:
         body_ctx = MeshCtx(False, None, None, ctx.manual_axes, event)
     event.noted, event.body_ctx, event.manual = _body_args(it, event, manual), body_ctx, manual
+    notes = _notes(it, event)
+    if notes["called"]:
+        # a call in view of this shard_map (made again by another analysis of the function
+        # that builds it) gave the body its arguments: the specs alone would join them away
+        return
+    notes["provisional"].append(event)
     it.note_call(event.func, body_ctx, event.noted)
+
+
+def _notes(it: ApiContext, event: ShardMapCall) -> dict:
+    """What the analysis knows of the calls of the shard_map written at ``event.node``,
+    however many times its code is evaluated (a factory's own analysis, and its call by
+    the code that uses what it returns): whether one was called in view, and the events
+    that noted its body with the specs' arguments alone."""
+    return it.memo(("shard_map notes", id(event.node)), lambda: {"called": False,
+                                                                 "provisional": []})
 
 
 def _mapped_params(event: ShardMapCall) -> Optional[int]:
@@ -296,13 +311,18 @@ def _check_output_ranks(it: ApiContext, event: ShardMapCall, ret: Value) -> None
 
 
 def _renote(it: ApiContext, event: ShardMapCall, full: tuple) -> None:
-    """The body's arguments are now known in full: replace the call noted at activation."""
+    """The body's arguments are now known in full: replace the call noted at activation,
+    and those other evaluations of the same shard_map noted from its specs alone."""
     func = event.func
     target = func.func if isinstance(func, PartialVal) and isinstance(func.func, FuncVal) else func
     info = it.function_info(getattr(target, "node", None))
-    if info is not None and event.noted is not None:
+    notes = _notes(it, event)
+    notes["called"] = True
+    placeholders = [e.noted for e in notes["provisional"] + [event] if e.noted is not None]
+    notes["provisional"] = []
+    if info is not None and placeholders:
         for lst in info.call_args.values():
-            lst[:] = [t for t in lst if t is not event.noted]
+            lst[:] = [t for t in lst if not any(t is p for p in placeholders)]
         for key in list(info.calls):
             if not info.call_args.get(key):
                 info.calls.pop(key, None)

@@ -160,3 +160,25 @@ def test_every_case_with_a_finding_expects_jax_to_raise():
 
 def test_jax_agrees():
     assert_jax_agrees(HEAD, CASES)
+
+
+def test_a_factory_shard_map_body_has_the_types_its_call_gives():
+    # the factory's own analysis notes the body from the specs alone (shapes unknown);
+    # the call in view gives it the local shapes, which that note must not join away
+    from shardcheck.analyzer.inferred_types import infer_types
+    program = HEAD + """
+def make(mesh):
+    def body(x):
+        y = x * 2
+        return y
+    return jax.shard_map(body, mesh=mesh, in_specs=P("data", None), out_specs=P("data", None))
+
+def main():
+    mesh = jax.make_mesh((8,), ("data",))
+    f = make(mesh)
+    return f(jax.device_put(jnp.ones((64, 4)), NamedSharding(mesh, P("data", None))))
+
+main()
+"""
+    types = {t.name: t.type for t in infer_types(program, "m.py")}
+    assert types["y"] == "float32[8,4]{V:data}"
