@@ -41,6 +41,14 @@ class MeshCtx:
     # (logical name, mesh axes) pairs, () when provably none, None when unknown
     logical_rules: Any = None
 
+    @property
+    def proven_bound_axes(self) -> Optional[FrozenSet[str]]:
+        """The axes a collective here may use, where that is proven (a known context, or
+        inside a shard_map): any other axis is unbound, and JAX raises. None: unknown."""
+        if self.bound_axes is None or not self.known and self.shard_map is None:
+            return None
+        return self.bound_axes
+
     def same(self, other: "MeshCtx") -> bool:
         return (self.known == other.known and self.mesh is other.mesh
                 and self.bound_axes == other.bound_axes

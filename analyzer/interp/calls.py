@@ -230,13 +230,13 @@ class CallsMixin(InterpreterBase):
             if isinstance(owner, ClassVal) and not call.starred:
                 _, after = run_method(self, fn.node, owner, inst, tuple(call.pos),
                                       call.kw_values(), ctx)
-            _rebind(env, receiver, after if after is not None
-                    else InstanceVal(inst.cls, made=inst.made))  # its stores unknown
+            env.rebind(receiver, after if after is not None
+                       else InstanceVal(inst.cls, made=inst.made))  # its stores unknown
         elif receiver is not None and isinstance(inst, InstanceVal):
-            _rebind(env, receiver, forget_writes(inst))
+            env.rebind(receiver, forget_writes(inst))
         for a in rest:
             if isinstance(a.node, cst.Name) and isinstance(a.value, InstanceVal) and a.value.written:
-                _rebind(env, a.node.value, forget_writes(a.value))
+                env.rebind(a.node.value, forget_writes(a.value))
 
     @staticmethod
     def _receiver_name(e: cst.Call, env: Env) -> Optional[str]:
@@ -480,10 +480,6 @@ class CallsMixin(InterpreterBase):
         if self.python_config is None:
             return None
         return python_config_instance(*self.python_config)
-
-
-def _rebind(env: Env, name: str, v: Value) -> None:
-    env.rebind(name, v)
 
 
 def _none_config(p: cst.Param, v: Value) -> bool:

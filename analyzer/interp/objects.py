@@ -541,12 +541,18 @@ def _config_instance(fields: dict, shown: str) -> InstanceVal:
     return _instance(fields, owner(shown))
 
 
-def _instance(fields: dict, name: str) -> InstanceVal:
+def library_class(name: str, frozen: bool = False, shown: Optional[str] = None) -> ClassVal:
+    """A class no source defines (ml_collections' ConfigDict, argparse's Namespace): its
+    instances hold what is stored on them. ``shown``: how messages name it."""
     from .state import Env
-    node = cst.ClassDef(name=cst.Name("ConfigDict"), body=cst.IndentedBlock(
+    node = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(
         body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
-    cls = ClassVal(node, name, Env(), opaque=False)
-    return InstanceVal(cls, tuple((k, _literal(v)) for k, v in fields.items()), assumed=True)
+    return ClassVal(node, shown or name, Env(), frozen=frozen)
+
+
+def _instance(fields: dict, name: str) -> InstanceVal:
+    return InstanceVal(library_class("ConfigDict", shown=name),
+                       tuple((k, _literal(v)) for k, v in fields.items()), assumed=True)
 
 
 def _literal(v: Any) -> Value:

@@ -27,9 +27,8 @@ def collective(it: ApiContext, c: ApiCall) -> Value:
     if axes is None or None in axes:
         return UNKNOWN
     names = tuple(a for a in axes if a is not None)
-    bound = c.ctx.bound_axes
-    if bound is not None and (c.ctx.known or c.ctx.shard_map is not None) \
-            and not set(names) <= bound:
+    bound = c.ctx.proven_bound_axes
+    if bound is not None and not set(names) <= bound:
         return UNKNOWN  # an unbound axis (SC202): JAX raises here, nothing after runs
     if c.short in ("psum", "pmean") and c.args.pos:
         _check_invariant_operand(it, c, frozenset(names))

@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from ..api import ApiCall, ApiContext, method_of, models
-from ..interp.state import Env
+from ..interp.objects import library_class
 from ..values import UNKNOWN, ClassVal, Const, DictVal, InstanceVal, TupleVal, Value
 
 CONFIG_DICTS = ("ml_collections.ConfigDict", "ml_collections.config_dict.ConfigDict",
@@ -38,16 +38,9 @@ FROZEN_CONFIG_DICTS = ("ml_collections.FrozenConfigDict",
                        "ml_collections.config_dict.config_dict.FrozenConfigDict")
 
 
-def _class(name: str, frozen: bool) -> ClassVal:
-    """A library class whose instances hold what the code stores on them."""
-    node = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(
-        body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
-    return ClassVal(node, name, Env(), frozen=frozen)
-
-
-_CONFIG_DICT = _class("ConfigDict", False)
-_FROZEN_CONFIG_DICT = _class("FrozenConfigDict", True)
-_NAMESPACE = _class("Namespace", False)
+_CONFIG_DICT = library_class("ConfigDict")
+_FROZEN_CONFIG_DICT = library_class("FrozenConfigDict", frozen=True)
+_NAMESPACE = library_class("Namespace")
 
 
 def _fields(v: Value) -> Optional[Dict[str, Value]]:

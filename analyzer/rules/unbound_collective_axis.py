@@ -77,8 +77,8 @@ with jax.set_mesh(mesh):
 
     def check(self, ctx):
         for call in ctx.events.collectives:
-            bound = call.ctx.bound_axes
-            if bound is None or not call.ctx.known and call.ctx.shard_map is None:
+            bound = call.ctx.proven_bound_axes
+            if bound is None:
                 continue
             op = call.api
             for axis in call.axes:
