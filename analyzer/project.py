@@ -19,12 +19,30 @@ if TYPE_CHECKING:  # a Project resolves imports for the precheck without libcst
     import libcst as cst
 
 
-def module_name_for(path: str) -> str:
-    """Dotted module name: walk up while the directory is a package."""
+class PackageDirs(Dict[str, bool]):
+    """Whether each directory is a package (holds ``__init__.py``), one stat each: a
+    project's thousand files sit in a few dozen directories. Kept for one run (a
+    ``Project``'s life): a package made since is seen by the next."""
+
+    def __missing__(self, d: str) -> bool:
+        got = self[d] = os.path.isfile(os.path.join(d, "__init__.py"))
+        return got
+
+
+def module_name_for(path: str, packages: Optional[Dict[str, bool]] = None) -> str:
+    """Dotted module name: walk up while the directory is a package (``packages``: a
+    ``PackageDirs`` to ask, for many files of one tree)."""
+    return _place(path, packages)[0]
+
+
+def _place(path: str, packages: Optional[Dict[str, bool]] = None) -> Tuple[str, str]:
+    """(the module name of ``path``, the directory its top-level package sits in)."""
+    is_package = packages.__getitem__ if packages is not None else \
+        (lambda d: os.path.isfile(os.path.join(d, "__init__.py")))
     path = os.path.abspath(path)
     parts = [os.path.splitext(os.path.basename(path))[0]]
     d = os.path.dirname(path)
-    while os.path.isfile(os.path.join(d, "__init__.py")):
+    while is_package(d):
         parts.append(os.path.basename(d))
         nd = os.path.dirname(d)
         if nd == d:
@@ -32,7 +50,7 @@ def module_name_for(path: str) -> str:
         d = nd
     if parts[0] == "__init__":
         parts = parts[1:]
-    return ".".join(reversed(parts))
+    return ".".join(reversed(parts)), d
 
 
 def relative_base(module_name: str, level: int, base: str, is_package: bool) -> str:
@@ -47,13 +65,7 @@ def relative_base(module_name: str, level: int, base: str, is_package: bool) -> 
 
 def source_root_for(path: str) -> str:
     """The directory a module's top-level package sits in."""
-    d = os.path.dirname(os.path.abspath(path))
-    while os.path.isfile(os.path.join(d, "__init__.py")):
-        nd = os.path.dirname(d)
-        if nd == d:
-            break
-        d = nd
-    return d
+    return _place(path)[1]
 
 
 # The top-level packages whose APIs ``jaxapi`` models by name (the runtime layer,
@@ -66,6 +78,7 @@ class Project:
     def __init__(self, config=None):
         self.config = config
         self.roots: Set[str] = set()
+        self.package_dirs = PackageDirs()  # for this project's life (a run, a task)
         self.modules: Dict[str, str] = {}  # module name -> path
         # module name -> the candidate files its look-up found empty (all of them for a
         # name no project file holds)
@@ -98,10 +111,12 @@ class Project:
     def add_file(self, path: str) -> None:
         if path.lower().endswith(".ipynb"):  # checked, never imported
             return
-        self.roots.add(source_root_for(path))
-        # a new root may hold what was looked for
-        self._passed = {n: c for n, c in self._passed.items() if n in self.modules}
-        self.modules.setdefault(module_name_for(path), os.path.abspath(path))
+        name, root = _place(path, self.package_dirs)
+        if root not in self.roots:
+            self.roots.add(root)
+            # a new root may hold what was looked for
+            self._passed = {n: c for n, c in self._passed.items() if n in self.modules}
+        self.modules.setdefault(name, os.path.abspath(path))
         self._namespace_layout.clear()
         self._walk = None
 
@@ -132,7 +147,7 @@ class Project:
         directory listing (``precheck``), every candidate file."""
         if name in self._passed:
             self.absent.update(self._passed[name])
-        elif name not in self.modules and self._may_be_project_module(name):
+        elif name not in self.modules and self.may_be_project_module(name):
             self.absent.update(self._candidates(name))
 
     def _candidates(self, name: str) -> Iterator[str]:
@@ -197,10 +212,10 @@ class Project:
         return path is not None and os.path.basename(path) == "__init__.py"
 
     def has_module(self, name: str) -> bool:
-        return self._may_be_project_module(name) and self.path_of(name) is not None
+        return self.may_be_project_module(name) and self.path_of(name) is not None
 
     @staticmethod
-    def _may_be_project_module(name: str) -> bool:
+    def may_be_project_module(name: str) -> bool:
         """Whether ``name`` is looked for in the project at all: the libraries the
         analysis models are not, even where a checkout of one is in the project (its
         own repository, whose examples import it)."""

@@ -82,7 +82,10 @@ class Workspace:
             # a project file is found by its module name; on disk only under a namespace
             # package (a directory with no __init__.py, whose files' module names do not
             # start with it). Most names are other libraries' or attributes: none is
-            # looked for on disk.
+            # looked for on disk. A library the analysis models (jax in jax's own tree)
+            # is never read as project code: importing it is no edge.
+            if not self._project.may_be_project_module(name):
+                continue
             target = modules.get(name)
             if target is None and "." in name and self._is_namespace(name.partition(".")[0]):
                 target = self._project.path_of(name)
@@ -99,13 +102,14 @@ class Workspace:
 
     def _imported_names(self, path: str) -> Tuple[str, ...]:
         if path in self._unsaved:
-            return tuple(sorted(imported_names(self._unsaved[path], module_name_for(path),
+            module = module_name_for(path, self._project.package_dirs)
+            return tuple(sorted(imported_names(self._unsaved[path], module,
                                                os.path.basename(path) == "__init__.py")))
         try:
             st = os.stat(path)
         except OSError:
             return ()
-        module = module_name_for(path)
+        module = module_name_for(path, self._project.package_dirs)
         known = self._memo.get(path)
         if known is not None and tuple(known[:3]) == (st.st_size, st.st_mtime_ns, module):
             return tuple(known[3])

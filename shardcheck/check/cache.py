@@ -23,7 +23,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from shardcheck.analyzer.dependencies import Dependencies, content_hash, hash_file
 from shardcheck.analyzer.ftypes import Finding
@@ -114,12 +114,48 @@ def user_cache_dir() -> str:
 
 
 class _Existence(Dict[str, bool]):
-    """Whether each path exists, one stat a run (a hit's look-up of a path seen before
-    stays in C: most files look for the same modules)."""
+    """Whether each path exists, as a run finds it once. A cached result records where
+    the import system looked for a module and found none (tens of thousands of paths in
+    a large project, most in a few dozen directories): a path whose name its directory's
+    listing lacks is absent, as importlib's own finders decide from their listings, so
+    each directory is listed once, and a name a listing holds is confirmed by a stat."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._listings: Dict[str, Optional[FrozenSet[str]]] = {}
 
     def __missing__(self, path: str) -> bool:
-        got = self[path] = os.path.exists(path)
+        path = os.path.abspath(path)
+        names = self._listing(os.path.dirname(path))
+        if names is _UNLISTED:
+            got = os.path.exists(path)
+        else:
+            got = names is not None and os.path.basename(path) in names and os.path.exists(path)
+        self[path] = got
         return got
+
+    def _listing(self, d: str) -> Optional[FrozenSet[str]]:
+        """The names in directory ``d``, read once: None where there is no directory (a
+        directory whose parent's listing lacks it is not looked at), ``_UNLISTED`` where
+        one cannot be listed (its paths are looked at one by one)."""
+        if d in self._listings:
+            return self._listings[d]
+        parent = os.path.dirname(d)
+        above = self._listing(parent) if parent != d else _UNLISTED
+        names: Optional[FrozenSet[str]] = None
+        if above is _UNLISTED or (above is not None and os.path.basename(d) in above):
+            try:
+                names = frozenset(os.listdir(d))
+            except (FileNotFoundError, NotADirectoryError):
+                names = None
+            except OSError:  # no permission to list: each path is looked at
+                names = _UNLISTED
+        self._listings[d] = names
+        return names
+
+
+# a directory that exists, or may, and cannot be listed
+_UNLISTED: FrozenSet[str] = frozenset({"\0unlisted"})
 
 
 _IMPORTS = "imports.json"  # the imports memo, beside the entries

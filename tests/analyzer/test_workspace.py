@@ -60,3 +60,19 @@ def test_restrict_keeps_the_checked_files_findings_and_merge_one_per_span(tmp_pa
     assert [(f.filename, f.row) for f in kept] == [(a, 1), (c, 3)]
     assert [r.message for r in kept[0].related] == ["via b"]  # the two at a:1, merged
     assert len(merge([at(a, 1), at(a, 1, "SC104"), at(a, 1)])) == 2
+
+
+def test_importing_a_library_the_analysis_models_is_no_edge(tmp_path):
+    """In jax's own tree, ``import jax`` names the project's ``jax/__init__.py``, but the
+    analysis reads jax as the library it models, never as project code: a file that
+    imports only that is no importer of it (a pre-commit run on one of jax's modules
+    analysed 856 of them)."""
+    (tmp_path / "jax").mkdir()
+    (tmp_path / "jax" / "__init__.py").write_text("from jax.core import f\n")
+    (tmp_path / "jax" / "core.py").write_text("def f(x):\n    return x\n")
+    (tmp_path / "mine.py").write_text("def g(x):\n    return x\n")
+    (tmp_path / "user.py").write_text("import jax\nimport jax.core\nimport mine\n")
+    files = [str(tmp_path / p) for p in ("jax/__init__.py", "jax/core.py", "mine.py", "user.py")]
+    ws = Workspace(Config(root=str(tmp_path)), files)
+    assert ws.imports_of(files[3]) == (files[2],)
+    assert ws.importers([files[1]]) == [] and ws.importers([files[2]]) == [files[3]]

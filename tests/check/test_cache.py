@@ -315,3 +315,36 @@ def test_a_cached_position_no_file_holds_is_a_miss(tmp_path, change):
     entry.write_text(json.dumps(data))
     code, out, err = check(tmp_path, "bad.py", "--format", "json")
     assert (code, out) == clean[:2] and "(0 from cache)" in err, out
+
+
+def test_existence_read_from_directory_listings_answers_as_a_stat_does(tmp_path, monkeypatch):
+    """A cached result's absent paths are judged from one listing per directory
+    (``_Existence``): each answer is ``os.path.exists``'s, for a path in a listed
+    directory, in one that is missing, under a file, and in one that cannot be listed."""
+    from shardcheck.check.cache import _Existence
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "b.py").write_text("")
+    (tmp_path / "pkg" / "gone.py").symlink_to(tmp_path / "nowhere.py")  # listed, absent
+    paths = [tmp_path / p for p in ("pkg/a.py", "pkg/b.py", "pkg/sub/__init__.py",
+                                    "pkg/sub/x/__init__.py", "pkg/a.py/c.py", "nodir/a.py",
+                                    "nodir/deeper/a.py", "locked/b.py", "locked/c.py",
+                                    "pkg/gone.py", "pkg/sub")]
+    listdir = os.listdir
+    listed = []
+
+    def listing(d):
+        listed.append(d)
+        if os.path.basename(d) == "locked":
+            raise PermissionError(d)
+        return listdir(d)
+    monkeypatch.setattr(os, "listdir", listing)
+    seen = _Existence()
+    assert [seen[str(p)] for p in paths] == [os.path.exists(p) for p in paths]
+    assert [seen[str(p)] for p in paths] == [True, False, True, False, False, False, False,
+                                             True, False, False, True]
+    # one listing per directory looked in, none of a directory its parent's listing lacks
+    assert len(listed) == len(set(listed)) and str(tmp_path / "pkg") in listed
+    assert str(tmp_path / "nodir") not in listed and str(tmp_path / "pkg" / "sub" / "x") not in listed
