@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--all", action="store_true", help="also list assignments whose type is unknown")
     t.add_argument("--format", choices=("text", "json"), default="text")
     t.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    t.add_argument("-j", "--jobs", type=_jobs, default=None, help="processes (default: all cores)")
     t.set_defaults(func=types_command)
 
     sp = sub.add_parser("specs", help="the sharding map: every sharding site (constraints, "
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     sp.add_argument("--format", choices=("text", "json"), default="text")
     sp.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    sp.add_argument("-j", "--jobs", type=_jobs, default=None, help="processes (default: all cores)")
     sp.set_defaults(func=specs_command)
 
     add_confirm_parser(sub)
@@ -175,6 +177,19 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 _PARSERS: list = []
+
+
+def _jobs(text: str) -> int:
+    """``-j``'s value for ``types`` and ``specs``: 1 to ``MAX_JOBS`` processes."""
+    import argparse
+    from shardcheck.check.command import MAX_JOBS
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not 1 <= n <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_JOBS}, got {n}")
+    return n
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -294,11 +294,13 @@ def types_command(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     cfg, files, project = loaded
-    from shardcheck.check.per_file import analysed
+    from shardcheck.check.discovery import project_files
+    from shardcheck.check.per_file import listed, say
     rows, known, total, status = [], 0, 0, 0
-    for path in files:  # a file that cannot be read or analysed is reported; the run goes on
-        types = analysed(infer_types, path, cfg, project)
-        if types is None:
+    every = list(dict.fromkeys(files + list(project_files(cfg, args.paths) or ())))
+    for path, (types, why) in listed(infer_types, files, cfg, project, every, args.jobs):
+        if types is None:  # said, and the run goes on
+            say(path, why)
             status = 2
             continue
         for t in types:

@@ -17,13 +17,15 @@ def run(args: argparse.Namespace, files_and_project: Callable[[argparse.Namespac
         return loaded
     cfg, files, project = loaded
     cfg.assume_defaults = True  # config objects' fields read as their declared defaults
-    from shardcheck.check.per_file import analysed
+    from shardcheck.check.discovery import project_files
+    from shardcheck.check.per_file import listed, say
     from shardcheck.analyzer.sitemap import sharding_sites
     found: List[Tuple[str, List[Site]]] = []
     status = 0
-    for path in files:  # a file that cannot be read or analysed is reported; the run goes on
-        sites = analysed(sharding_sites, path, cfg, project)
-        if sites is None:
+    every = list(dict.fromkeys(files + list(project_files(cfg, args.paths) or ())))
+    for path, (sites, why) in listed(sharding_sites, files, cfg, project, every, args.jobs):
+        if sites is None:  # said, and the run goes on
+            say(path, why)
             status = 2
             continue
         if sites:

@@ -136,10 +136,11 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _worker_main(conn, config: Config, files: Iterable[str], memory: int) -> None:
+def _worker_main(conn, config: Config, files: Iterable[str], memory: int,
+                 answer: Optional[Callable[[Any, int], Any]] = None) -> None:
     _die_with_parent()
     init_pool_worker(config, files)
-    _serve(conn, _check_task, lambda task: memory)
+    _serve(conn, answer or _check_task, lambda task: memory)
 
 
 def _check_task(task: Tuple[str, Optional[bytes]], memory: int) -> Result:
@@ -249,9 +250,13 @@ class WorkersFailed(Exception):
 
 
 def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, files: Iterable[str],
-                   jobs: int, method: str) -> Iterator[Result]:
+                   jobs: int, method: str,
+                   answer: Optional[Callable[[Any, int], Any]] = None) -> Iterator[Result]:
     """Each file of ``todo`` (a path, and its bytes if read already) checked in a worker,
-    under the config's budgets."""
+    under the config's budgets. ``answer(task, memory)``: what a worker does with a file
+    instead of checking it (a picklable function: ``per_file.listed``'s); it answers in
+    a check's shape, (path, None, its result, no dependencies), and a file past a budget
+    or whose worker died is answered as a check's (a skipped or crashed finding)."""
     ctx = multiprocessing.get_context(method)
     if method == "fork":  # import once here; the forked workers share it
         from shardcheck.analyzer.interp import model  # noqa: F401
@@ -262,7 +267,7 @@ def run_supervised(todo: List[Tuple[str, Optional[bytes]]], config: Config, file
     failures = 0
 
     def spawn() -> None:
-        w = _Worker(ctx, config, files, memory)
+        w = _Worker(ctx, config, files, memory, answer)
         workers[id(w)] = w
 
     try:
