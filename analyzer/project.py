@@ -85,8 +85,11 @@ class Project:
         self._passed: Dict[str, Tuple[str, ...]] = {}
         self._namespace_layout: Dict[str, Tuple[List[str], List[str]]] = {}
         self._walk: Optional[List[str]] = None
-        # module -> the files reading it read, and the candidates it found empty
-        self._deps: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
+        # module -> the files reading it read, the candidates it found empty, and the
+        # names it looked up in other modules (not the module itself: its readers record
+        # it, whole or by the names they look up in it)
+        self._deps: Dict[str, Tuple[FrozenSet[str], FrozenSet[str],
+                                    Dict[str, FrozenSet[str]]]] = {}
         self._resolving: Set[Tuple[str, str]] = set()
         self._envs: Dict[str, object] = {}
         self._loading: Set[str] = set()
@@ -94,6 +97,8 @@ class Project:
         # paths read, and the candidate files of imports looked for and not found
         self.used: Set[str] = set()
         self.absent: Set[str] = set()
+        # the modules the check only looked names up in (``imported``): path -> the names
+        self.names_used: Dict[str, Set[str]] = {}
         self.hashes: Dict[str, str] = {}  # absolute path -> the hash of the content read
         # each module read: (path, parsed module, source text), so that a finding at one
         # of its nodes (in a function the checked file calls) is placed in its own file
@@ -221,25 +226,32 @@ class Project:
         own repository, whose examples import it)."""
         return bool(name) and name.split(".")[0] not in _MODELLED_LIBRARIES
 
-    def module_env(self, name: str, requester=None):
+    def module_env(self, name: str, requester=None, looked_up: Optional[str] = None):
         """The top-level definitions of project module ``name`` (read once per process),
-        None when it is no project module or is being read. Every file it read, itself
-        included, is added to ``used``: a cached result goes stale when one changes."""
+        None when it is no project module or is being read. What the result depends on
+        is recorded: the module itself, whole (``used``), or only through the name
+        ``looked_up`` in it (``names_used``: the cache then compares what that name's
+        slice of the module is, ``slices``); and whatever reading it read."""
         path = self.path_of(name)
         if path is None:
             return None
         if name in self._envs:
-            used, absent = self._deps.get(name, ((path,), ()))
+            used, absent, names = self._deps.get(name, ((), (), {}))
             self.used.update(used)
             self.absent.update(absent)
-            return self._envs[name]
-        self.used.add(path)
-        if name in self._loading:
+            for p, ns in names.items():
+                self.names_used.setdefault(p, set()).update(ns)
+            env = self._envs[name]
+            self._read_module(path, looked_up if env is not None else None)
+            return env
+        if name in self._loading:  # a circle: what it gives depends on the whole order
+            self.used.add(path)
             return None
         self._loading.add(name)
         # what reading it reads, for every reader
-        outer, self.used = self.used, {path}
+        outer, self.used = self.used, set()
         outer_absent, self.absent = self.absent, set()
+        outer_names, self.names_used = self.names_used, {}
         try:
             from .config import Config
             from .engine import analyze
@@ -256,11 +268,25 @@ class Project:
             env = None
         finally:
             self._loading.discard(name)
-            self._deps[name] = (frozenset(self.used), frozenset(self.absent))
+            self.used.discard(path)
+            self.names_used.pop(path, None)
+            self._deps[name] = (frozenset(self.used), frozenset(self.absent),
+                                {p: frozenset(ns) for p, ns in self.names_used.items()})
             self.used = outer | self.used
             self.absent = outer_absent | self.absent
+            for p, ns in self.names_used.items():
+                outer_names.setdefault(p, set()).update(ns)
+            self.names_used = outer_names
         self._envs[name] = env
+        # a module that could not be read gives nothing, whatever is looked up in it
+        self._read_module(path, looked_up if env is not None else None)
         return env
+
+    def _read_module(self, path: str, looked_up: Optional[str]) -> None:
+        if looked_up is None:
+            self.used.add(path)
+        else:
+            self.names_used.setdefault(path, set()).add(looked_up)
 
     def shares_parse(self, path: str) -> bool:
         """Whether ``path``'s check parses it whole, as its importers do (``shared_parse``)."""
@@ -297,6 +323,7 @@ class Project:
         """Forget what the previous file's check depended on: a file's check begins."""
         self.used = set()
         self.absent = set()
+        self.names_used = {}
 
     def dependencies(self, checked: str) -> Dependencies:
         """What the result of the file ``checked`` depends on, recorded since
@@ -306,7 +333,10 @@ class Project:
         me = os.path.abspath(checked)
         files = {p: self.hashes.get(os.path.abspath(p)) or hash_file(p)
                  for p in self.used if os.path.abspath(p) != me}
-        return Dependencies(files, frozenset(self.absent))
+        whole = {os.path.abspath(p) for p in files} | {me}
+        names = {p: (self.hashes.get(os.path.abspath(p)) or hash_file(p), tuple(sorted(ns)), None)
+                 for p, ns in self.names_used.items() if os.path.abspath(p) not in whole}
+        return Dependencies(files, frozenset(self.absent), names)
 
     def imported(self, module: str, name: str) -> Any:
         """``name`` as project module ``module`` defines it (``from module import
@@ -318,7 +348,7 @@ class Project:
             return UNKNOWN
         self._resolving.add(key)
         try:
-            menv = self.module_env(module)
+            menv = self.module_env(module, looked_up=name)
             return menv.lookup(name) if menv is not None else UNKNOWN
         finally:
             self._resolving.discard(key)

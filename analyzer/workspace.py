@@ -184,7 +184,11 @@ def restrict(results: Mapping[str, List[Finding]], checked: Sequence[str]) -> Li
 
     rank = {os.path.abspath(p): i for i, p in enumerate(checked)}
     kept: List[Finding] = []
-    for analysed, found in results.items():
+    # the analyses in one order however they were run (some answered from a cache): a
+    # merged finding keeps the first one's fix and its notes come in that order
+    for analysed in sorted(results, key=lambda p: (rank.get(os.path.abspath(p), len(rank)),
+                                                   os.path.abspath(p))):
+        found = results[analysed]
         own = os.path.abspath(analysed) in names
         for f in found:
             if os.path.abspath(f.filename) in names or own:

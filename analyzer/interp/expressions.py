@@ -248,8 +248,7 @@ class ExpressionsMixin(InterpreterBase):
             full = f"{base.name}.{attr}"
             if self.project.has_module(full):
                 return ProjectModule(full)
-            menv = self.project.module_env(base.name, self)
-            return menv.lookup(attr) if menv is not None else UNKNOWN
+            return self.project.imported(base.name, attr)
         if isinstance(base, InstanceVal):
             return read_attribute(self, base, attr, ctx)
         if isinstance(base, SuperVal):

@@ -4,10 +4,14 @@ An entry is keyed by shardcheck's version (and the analyzer's own source files, 
 edited or upgraded checkout never reads stale results), the config's fingerprint, the
 path and the file's content hash. It also stores what the result depends on besides
 (``Dependencies``): the project files the check read, each with the hash of the content
-it read, and the places the import system looked for a module and found none. An entry
-answers only while each of those files hashes the same and each of those places is still
-empty, so a module that appears (a ``git checkout`` that adds one) re-checks its
-importers, as mypy's cache does. Nothing is stored when a file the check read changed
+it read; the modules it only looked names up in, each with the digest of those names'
+slice of it (``analyzer.slices``: the statements their values are made by); and the
+places the import system looked for a module and found none. An entry answers only
+while each of those files hashes the same, each of those modules hashes the same or
+gives the names the same slice, and each of those places is still empty: a module that
+appears (a ``git checkout`` that adds one) re-checks its importers, as mypy's cache
+does, and an edit of a module that leaves what an importer read alone (a new function,
+a comment) re-checks none of them. Nothing is stored when a file the check read changed
 during the check: its findings may be of neither version.
 
 Writes are atomic, and a write that fails removes its temporary file. At most once a day
@@ -180,6 +184,7 @@ class Cache:
         self._exists = _Existence()
         self._lines: Dict[str, Optional[int]] = {}  # of the files cached findings are in
         self._imports: Optional[_ImportsMemo] = None
+        self._slices: Optional[Any] = None  # slices.SliceDigests, made at first use
 
     def imports_memo(self) -> "_ImportsMemo":
         """What each project file's imports name, as the last run read it
@@ -234,6 +239,20 @@ class Cache:
         digest = self._hashes[key] = content_hash(data)
         return data, digest
 
+    def slice_digest(self, path: str, names: Tuple[str, ...]) -> Optional[str]:
+        """The digest of the slice of ``names`` in the file ``path`` as it is now
+        (``slices``); None where it cannot be read or parsed."""
+        from shardcheck.analyzer.slices import SliceDigests
+        from shardcheck.analyzer.sources import SourceError, decode_source
+        try:
+            data = read_source(path)
+            text = decode_source(data)
+        except (Unreadable, SourceError):
+            return None
+        if self._slices is None:
+            self._slices = SliceDigests()
+        return self._slices.digest(content_hash(data), text, names)
+
     def _lines_of(self, path: str) -> Optional[int]:
         """The line count of a file a cached finding is in (None if it cannot be read),
         counted when first asked: most files have no finding to place."""
@@ -264,7 +283,8 @@ class Cache:
         if not isinstance(entry, dict) or not isinstance(entry.get("findings"), list):
             return None
         deps = Dependencies.from_json(entry)
-        if deps is None or not deps.hold(self.file_hash, self._exists.__getitem__):
+        if deps is None or not deps.hold(self.file_hash, self._exists.__getitem__,
+                                         self.slice_digest):
             return None
         try:
             findings = [Finding.from_json(d) for d in entry["findings"]]
@@ -281,6 +301,9 @@ class Cache:
         hashes this run's look-ups remembered)."""
         if hash_file(path) != digest or not deps.hold(hash_file, os.path.exists):
             return
+        # each module the result looked names up in read as the check read it (it hashes
+        # the same): the digest of their slice is taken from it now
+        deps = deps.with_digests(self.slice_digest)
         key = self._key(path, digest)
         target = self._entry_path(key)
         entry = {"findings": [dict(f.as_json(), in_expected_failure=f.in_expected_failure)

@@ -91,7 +91,7 @@ def answer(path: str, data: bytes, config: Config, overlay: Mapping[str, bytes])
                                             for f in results[checked]):
                 _RESULTS[key] = (content_hash(text), deps, results[checked])
         read.add(os.path.abspath(checked))
-        read.update(os.path.abspath(p) for p in deps.files)
+        read.update(os.path.abspath(p) for p in deps.paths)
     return ProjectAnswer(restrict(results, [path]), tuple(sorted(read)), fresh)
 
 

@@ -141,6 +141,31 @@ def test_an_unchanged_tree_is_still_answered_from_the_cache(tmp_path):
     assert again[:2] == first[:2] and first[0] == 1 and "(3 from cache)" in again[2], again
 
 
+# -- what an importer read of a module: the slice of the names it looked up ------------------
+def test_an_edit_of_a_module_outside_what_its_importer_read_keeps_the_importers_result(tmp_path):
+    """main.py reads SPEC from helpers.py: a function added to helpers.py, or a comment,
+    leaves main.py's result to the cache (pre-commit on helpers.py does not analyse its
+    importers again); an edit of SPEC does not, and the answer is --no-cache's each time."""
+    (tmp_path / "pyproject.toml").write_text("")  # the project's root
+    (tmp_path / "main.py").write_text(MAIN)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    first = check(tmp_path, ".")
+    assert first[0] == 1 and "SC101" in first[1]
+    for edit in (HELPERS + "\n\ndef added():\n    return P('other')\n", HELPERS + "# a comment\n"):
+        (tmp_path / "helpers.py").write_text(edit)
+        staged = check(tmp_path, "helpers.py")
+        assert "1 file(s) of the project that import them (1 from cache)" in staged[2], staged
+        assert staged[:2] == run(["check", "--no-cache", "helpers.py", *IN_PROCESS], tmp_path)[:2]
+        whole = check(tmp_path, ".")
+        assert whole[:2] == run(["check", "--no-cache", ".", *IN_PROCESS], tmp_path)[:2]
+        assert [line for line in whole[1].splitlines() if "SC101" in line] == \
+            [line for line in first[1].splitlines() if "SC101" in line]
+    (tmp_path / "helpers.py").write_text(FIXED)
+    staged = check(tmp_path, "helpers.py")
+    assert "(0 from cache)" in staged[2] and "SC101" not in staged[1], staged
+    assert check(tmp_path, ".")[0] == 0
+
+
 # -- a dependency that changes during the check -------------------------------------------
 def _during_the_check(monkeypatch, owner, attribute, when, edit):
     """Run ``edit()`` once, right after ``owner.attribute`` first returns for a call that
