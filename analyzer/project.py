@@ -298,6 +298,8 @@ class Project:
         key = os.path.abspath(path)
         hit = self._shared.get(key)
         if hit is not None and hit[0] == text:
+            from .sources import remember
+            remember(hit[1], text)  # its check asks what it was parsed from
             return hit[1]
         from .sources import parse_source
         module = parse_source(text, path)

@@ -326,9 +326,17 @@ def parse_source(text: str, path: str, kept: Optional[str] = None) -> cst.Module
             raise LibcstLimitation(e) from None
         if verdict is not None and newer_syntax(module) is None:
             raise verdict
-    _PARSED.insert(0, (module, text, read))
-    del _PARSED[4:]
+    remember(module, text, read)
     return module
+
+
+def remember(module: cst.Module, text: str, read: Optional[str] = None) -> None:
+    """``module`` was parsed from ``text`` (libcst read ``read``, the same by default):
+    the last few are known to ``parsed_text`` and ``source_of``. A module parsed once
+    and used again (``Project.shared_parse``: an imported file that is checked later) is
+    remembered again when it is used."""
+    _PARSED[:] = [(module, text, text if read is None else read)] + \
+        [p for p in _PARSED if p[0] is not module][:3]
 
 
 # The last modules parsed, with their text: a question about the source ("does it set a

@@ -48,10 +48,12 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
     memo = cache.imports_memo() if cache is not None else None
     every: Iterable[str] = list(dict.fromkeys(list(project_files or ()) + list(files)))
     analysed = list(files)
+    # without a project around them the files named are the project: their imports are
+    # read for which of them another imports (parsed once), and not kept
+    workspace = Workspace(config, every, memo if project_files is not None else None)
     if project_files is not None:
-        workspace = Workspace(config, every, memo)
         analysed += workspace.importers(files)
-        every = workspace.project_files()  # a module others import is parsed once
+    every = workspace.project_files()  # a module others import is parsed once
     results: dict = {}
     todo: List[Tuple[str, Optional[bytes]]] = []  # a miss keeps the bytes read for its hash
     cached = 0
