@@ -192,13 +192,17 @@ def _root(e: ast.expr) -> str:
 
 class SliceDigests:
     """Slice digests of the files of a run, each file's statements read once per
-    content (``key``: the content's hash)."""
+    content (``key``: the content's hash); at most ``limit`` contents kept (a long-lived
+    process forgets the oldest)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 0) -> None:
         self._indexes: Dict[str, SliceIndex] = {}
+        self._limit = limit
 
     def digest(self, key: str, text: str, names: Iterable[str]) -> Optional[str]:
         index = self._indexes.get(key)
         if index is None:
+            if self._limit and len(self._indexes) >= self._limit:
+                del self._indexes[next(iter(self._indexes))]
             index = self._indexes[key] = SliceIndex(text)
         return index.digest(names)

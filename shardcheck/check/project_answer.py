@@ -11,9 +11,10 @@ source is analysed with each of its importers, their buffers read where they are
 task, under one file's budgets (``supervisor.SourceWorkers``).
 
 A warm worker keeps each file's findings while every file its analysis read has the
-content it read (``Dependencies``, as the cache keeps them, but against the buffers): an
-edit of train.py re-analyses the importers of model.py that read train.py, not all of
-them (with 261 importers, maxdiffusion's max_utils.py took 24 s to re-publish each time).
+content it read, or for a module it only looked names up in, the same slice of them
+(``Dependencies``, as the cache keeps them, but against the buffers): an edit of
+train.py re-analyses the importers of model.py that read what changed in train.py, not
+all of them (with 261 importers, maxdiffusion's max_utils.py took 24 s to re-publish each time).
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from shardcheck.analyzer.codes import INTERNAL_ERROR, SKIPPED_FILE
 from shardcheck.analyzer.config import Config
-from shardcheck.analyzer.dependencies import Dependencies, content_hash, hash_file
+from shardcheck.analyzer.dependencies import Dependencies, SliceOf, content_hash, hash_file
 from shardcheck.analyzer.engine import read_and_check
 from shardcheck.analyzer.ftypes import Finding
 from shardcheck.analyzer.project import Project
-from shardcheck.analyzer.sources import SourceError, decode_source
+from shardcheck.analyzer.slices import SliceDigests
+from shardcheck.analyzer.sources import SourceError, Unreadable, decode_source, read_source
 from shardcheck.analyzer.workspace import ImportsMemo, Workspace, restrict
 from shardcheck.check.discovery import project_files
 
@@ -75,10 +77,12 @@ def answer(path: str, data: bytes, config: Config, overlay: Mapping[str, bytes])
     read = set()
     fingerprint, fresh = config.fingerprint(), 0
     hash_of, exists = _hashes(buffers), _existing(buffers)
+    slice_of = _slices(buffers)
     for checked in [path] + importers:
         key = (fingerprint, os.path.abspath(checked))
         known = _RESULTS.get(key)
-        if known is not None and known[0] == hash_of(checked) and known[1].hold(hash_of, exists):
+        if known is not None and known[0] == hash_of(checked) and \
+                known[1].hold(hash_of, exists, slice_of):
             results[checked], deps = known[2], known[1]
         else:
             fresh += 1
@@ -89,7 +93,12 @@ def answer(path: str, data: bytes, config: Config, overlay: Mapping[str, bytes])
             # a crash, or a file skipped for its budget or an unreadable state, is no result
             if text is not None and not any(f.code in (INTERNAL_ERROR, SKIPPED_FILE)
                                             for f in results[checked]):
-                _RESULTS[key] = (content_hash(text), deps, results[checked])
+                # the slices of what it looked up, of the content it read (each module of
+                # them as it is now, where that is still what was read)
+                kept = deps.with_digests(
+                    lambda p, ns, d=deps: slice_of(p, ns) if hash_of(p) == d.names[p][0]
+                    else None)
+                _RESULTS[key] = (content_hash(text), kept, results[checked])
         read.add(os.path.abspath(checked))
         read.update(os.path.abspath(p) for p in deps.paths)
     return ProjectAnswer(restrict(results, [path]), tuple(sorted(read)), fresh)
@@ -107,6 +116,24 @@ def _hashes(buffers: Mapping[str, bytes]) -> Callable[[str], Optional[str]]:
             known[path] = content_hash(data) if data is not None else hash_file(path)
         return known[path]
     return hash_of
+
+
+_SLICES = SliceDigests(limit=512)  # a warm worker's, across tasks
+
+
+def _slices(buffers: Mapping[str, bytes]) -> SliceOf:
+    """The digest of the slice of names in a file as it is now, its buffer's where it is
+    open (``analyzer.slices``)."""
+    def slice_of(path: str, names: Tuple[str, ...]) -> Optional[str]:
+        path = os.path.abspath(path)
+        data = buffers.get(path)
+        try:
+            data = read_source(path) if data is None else data
+            text = decode_source(data)
+        except (Unreadable, SourceError):
+            return None
+        return _SLICES.digest(content_hash(data), text, names)
+    return slice_of
 
 
 def _existing(buffers: Mapping[str, bytes]) -> Callable[[str], bool]:

@@ -604,6 +604,14 @@ def test_a_project_answer_reads_the_open_buffers_and_keeps_what_an_edit_leaves(t
     # the document's own text changed: it and its importer are analysed again
     padded = _answer(tmp_path, "model.py", tinylm_project.MODEL.format(d_ff=256))
     assert padded.findings == [] and padded.analysed == 2
+    # a function added to it changes nothing train.py read of it (``analyzer.slices``):
+    # the document alone is analysed again, and the answer is a fresh worker's
+    added = tinylm_project.MODEL.format(d_ff=256) + "\n\ndef unused():\n    return 1\n"
+    grown = _answer(tmp_path, "model.py", added)
+    assert grown.findings == [] and grown.analysed == 1
+    from shardcheck.check import project_answer
+    project_answer._RESULTS.clear()
+    assert _answer(tmp_path, "model.py", added).findings == grown.findings
 
 
 class _IdleWorker:
