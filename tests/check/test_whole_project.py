@@ -97,6 +97,36 @@ def test_an_edit_of_an_importer_reaches_the_cached_answer_of_the_file_it_imports
     assert _check(project, MODEL) == []  # 250 divides over 2: the cached answer is not kept
 
 
+# edits of imported modules: (file, old, new); some leave what an importer read alone (its
+# cached result stands), others change it (the importer is analysed again)
+EDITS = [
+    (MODEL, "\n\ndef mlp(", "\n\ndef unused():\n    return D_MODEL\n\n\ndef mlp("),
+    (MODEL, "D_MODEL = 64\n", "D_MODEL = 64  # the width\n"),
+    (MODEL, '    h = jnp.dot(x, params["w_in"])', '    h = jnp.dot(x, params["w_in"]) * 2'),
+    ("src/tinylm/mesh.py", "data: int = 2", "data: int = 1"),  # what every caller reads
+    (MODEL, "D_FF = 250", "D_FF = 256"),
+    ("src/tinylm/mesh.py", '("data", "model")', '("data", "modle")'),
+    ("src/tinylm/mesh.py", "import jax\n", "import jax\n\nTOP = 1\n"),  # rows move
+]
+
+
+def test_after_each_edit_of_an_imported_module_every_run_gives_the_projects_answer(project):
+    """An importer's cached result depends on what it looked up in the module edited
+    (``analyzer.slices``): whichever edit, each run warm equals its --no-cache run."""
+    for name in TARGETS:
+        _check(project, *TARGETS[name])  # every entry warm
+    changed = []
+    for path, old, new in EDITS:
+        f = project / path
+        assert old in f.read_text(), (path, old)
+        f.write_text(f.read_text().replace(old, new, 1))
+        for name in ("model", "tree"):  # a file its importers' calls reach, and all
+            expected = _check(project, "--no-cache", *TARGETS[name])
+            assert _check(project, *TARGETS[name]) == expected, (path, new, name)
+        changed.append(expected)
+    assert len({tuple(c) for c in changed}) >= 3  # the edits changed the answer too
+
+
 def test_one_finding_per_mistake_and_the_summary_counts_the_files_it_names(tmp_path):
     """One spec that two uses check is one finding, its notes merged; a finding a
     checked file's call places in a module it calls is counted as that module's."""
