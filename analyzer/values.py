@@ -289,6 +289,14 @@ class ShardMapVal(Value):
     event: Any  # the ShardMapCall event
 
 
+@dataclass(frozen=True, eq=False)
+class IteratorVal(Value):
+    """What a generator function's call returns, or an object's ``__iter__`` gives: an
+    iterator whose every item is ``item`` (the join of what it yields)."""
+
+    item: Value
+
+
 def join(a: Value, b: Value) -> Value:
     """The value of a name that is ``a`` on one path and ``b`` on another."""
     if a is b:
@@ -305,6 +313,8 @@ def join(a: Value, b: Value) -> Value:
         return DictVal(tuple((k, join(v, b.get(k))) for k, v in a.items))
     if isinstance(a, MeshVal) and isinstance(b, MeshVal):
         return join_meshes(a, b)
+    if isinstance(a, IteratorVal) and isinstance(b, IteratorVal):
+        return IteratorVal(join(a.item, b.item))
     if isinstance(a, InstanceVal) and isinstance(b, InstanceVal) and a.cls is b.cls \
             and a.assumed == b.assumed:  # ``cfg.x = v`` on one path only: x is unknown
         ga, gb = dict(a.given), dict(b.given)

@@ -40,6 +40,8 @@ class InterpreterBase:
     returns: Optional[List[Tuple[cst.CSTNode, Value]]]
     ended: bool
     helper_depth: int
+    # what the generator body being run yields (None: no generator's body is being run)
+    yields: Optional[List[Any]]
     methods_running: Set[Any]
     method_runs: int
     loop_rerun_depth: int
@@ -138,6 +140,9 @@ class InterpreterBase:
         raise NotImplementedError
 
     def iter_items(self, v: Value) -> Optional[List[Value]]:
+        raise NotImplementedError
+
+    def loop_item(self, v: Value, ctx: MeshCtx) -> Value:
         raise NotImplementedError
 
     # -- calls.py ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from ..provenance import built_by_helper
 from ..api import ApiCall, as_sequence, callee_handler, get_hook, handler_for, method_handler
 from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ArrayVal, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
-                      LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal,
+                      IteratorVal, LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal,
                       Value, const_int, join, merge_item)
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
@@ -24,7 +24,8 @@ from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, ca
 from .objects import _method as class_method
 from .objects import all_fields
 from .objects import lookup as class_lookup
-from .instances import SELF_KEY, forget_writes, read_attribute, run_method, stores_on_self
+from .instances import (SELF_KEY, forget_writes, is_generator, read_attribute, run_method,
+                        stores_on_self)
 from .instances import construct as construct_instance
 from .set_up import check_self
 from .state import Arg, CallArgs, Env, GradVal, SuperVal
@@ -366,9 +367,12 @@ class CallsMixin(InterpreterBase):
         key = (node, tuple(id(a) for a in args), tuple(sorted(kwargs)))
         if not args and not kwargs and key in self.ret_cache and not record:
             return self.ret_cache[key]
-        saved = (self.cur, self.returns, self.caller)
+        saved = (self.cur, self.returns, self.caller, self.yields)
         returns: list = []
         self.cur, self.returns = (self.cur if record else None), returns
+        # a generator function's call gives an iterator of what its body yields
+        generator = isinstance(node, cst.FunctionDef) and is_generator(self, node)
+        self.yields = [] if generator else None
         self.helper_depth += 1
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
@@ -377,15 +381,17 @@ class CallsMixin(InterpreterBase):
                 result = self.ev(node.body, env, ctx)
             elif isinstance(node, cst.FunctionDef):
                 self.exec_block(node.body, env, ctx)
-                rets = [v for _, v in returns]
-                result = rets[0] if rets else Const(None)
+                rets = [v for _, v in returns] if not generator else list(self.yields or ())
+                result = rets[0] if rets else (Const(None) if not generator else UNKNOWN)
                 for r in rets[1:]:
                     result = join(result, r)
+                if generator:
+                    result = IteratorVal(result)
         except RecursionError:
             result = UNKNOWN
         finally:
             self.helper_depth -= 1
-            self.cur, self.returns, self.caller = saved
+            self.cur, self.returns, self.caller, self.yields = saved
         if not args and not kwargs:
             self.ret_cache[key] = result
         return result

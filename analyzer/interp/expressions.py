@@ -15,11 +15,11 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule,
                       ShardingVal, SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join,
                       merge_item)
 from ..syntax import dotted, none_test, string_value
-from ..values import ClassVal, InstanceVal, PartialVal
+from ..values import ClassVal, InstanceVal, IteratorVal, PartialVal
 from .base import InterpreterBase
 from .objects import lookup as class_lookup
 from .objects import named_tuple
-from .instances import read_attribute, super_attribute
+from .instances import iterated, read_attribute, super_attribute
 from .state import Env, SuperVal
 
 _MAX_UNROLL = 16  # comprehensions/loops over at most this many known items are unrolled
@@ -84,8 +84,14 @@ class ExpressionsMixin(InterpreterBase):
 
     def _waited(self, e: Union[cst.Await, cst.Yield], env: Env, ctx: MeshCtx) -> Value:
         inner = getattr(e, "expression", None) or getattr(e, "value", None)
-        if isinstance(inner, cst.BaseExpression):
-            self.ev(inner, env, ctx)
+        if isinstance(inner, cst.From):  # yield from: each item of what it delegates to
+            v = self.loop_item(self.ev(inner.item, env, ctx), ctx)
+        elif isinstance(inner, cst.BaseExpression):
+            v = self.ev(inner, env, ctx)
+        else:
+            v = Const(None)
+        if isinstance(e, cst.Yield) and self.yields is not None:
+            self.yields.append(v)  # the generator being run yields it
         return UNKNOWN
 
     def _formatted(self, e: cst.FormattedString, env: Env, ctx: MeshCtx) -> Value:
@@ -312,6 +318,15 @@ class ExpressionsMixin(InterpreterBase):
             return TupleVal(a.items + b.items, a.is_list)
         if isinstance(a, ArrayVal) or isinstance(b, ArrayVal):
             return get_hook("binop")(self, op, a, b, node, ctx)
+        return UNKNOWN
+
+    def loop_item(self, v: Value, ctx: MeshCtx) -> Value:
+        """What each item of an iteration over ``v`` is, where every item is one value:
+        a generator's call's, or an object's whose class writes ``__iter__``."""
+        if isinstance(v, IteratorVal):
+            return v.item
+        if isinstance(v, InstanceVal) and v.made:
+            return iterated(self, v, ctx)
         return UNKNOWN
 
     def iter_items(self, v: Value) -> Optional[List[Value]]:

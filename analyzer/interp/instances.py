@@ -37,8 +37,8 @@ import libcst as cst
 from ..api import get_hook
 from ..events import MeshCtx
 from ..syntax import dotted
-from ..values import (SPREAD, UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, JitVal, PartialVal,
-                      Value)
+from ..values import (SPREAD, UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, IteratorVal, JitVal,
+                      PartialVal, Value)
 from .objects import _assigned_attributes, _lineage, _method, all_fields, instance_attribute, lookup
 
 # what runs when a class is called, in order, after __init__ (Python, dataclasses, Flax Linen)
@@ -112,13 +112,49 @@ def _dataclass_fields(it: Any, cls: ClassVal, pos: tuple, kws: Dict[str, Value])
     return tuple(given.items())
 
 
+def is_generator(it: Any, fdef: cst.FunctionDef) -> bool:
+    """Whether ``fdef``'s body yields (not a function or lambda defined in it)."""
+    def compute() -> bool:
+        finder = _YieldFinder()
+        fdef.body.visit(finder)
+        return finder.found
+    return bool(it.memo(("generator", fdef), compute))
+
+
+class _YieldFinder(cst.CSTVisitor):
+    found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Yield):
+            self.found = True
+        return not self.found and not isinstance(node, (cst.Lambda, cst.FunctionDef,
+                                                        cst.ClassDef))
+
+
+def iterated(it: Any, inst: InstanceVal, ctx: MeshCtx) -> Value:
+    """The item ``for x in inst`` binds: what the class's source ``__iter__`` yields,
+    joined (``IteratorVal``'s item where it returns an iterator); unknown otherwise."""
+    found = _method(inst.cls, "__iter__")
+    if found is None:
+        return UNKNOWN
+    fdef, owner = found
+    generator = is_generator(it, fdef)
+    result, _ = run_method(it, fdef, owner, inst, (), {}, ctx, yields=generator)
+    if isinstance(result, IteratorVal):
+        return result.item
+    return UNKNOWN
+
+
 def run_method(it: Any, fdef: cst.FunctionDef, owner: ClassVal, inst: InstanceVal, pos: tuple,
-               kws: Dict[str, Value], ctx: MeshCtx) -> Tuple[Value, Optional[InstanceVal]]:
+               kws: Dict[str, Value], ctx: MeshCtx,
+               yields: bool = False) -> Tuple[Value, Optional[InstanceVal]]:
     """What the method returns and what its ``self`` holds at its end, run on ``inst``
     with these arguments and nothing recorded (once per instance and arguments in an
-    analysis); ``(UNKNOWN, None)`` where it could not be run (too deep, recursive)."""
+    analysis); ``(UNKNOWN, None)`` where it could not be run (too deep, recursive).
+    ``yields``: it is a generator, whose call returns an ``IteratorVal`` of what it
+    yields."""
     key = ("method run", fdef, id(inst), tuple(id(a) for a in pos),
-           tuple(sorted((k, id(v)) for k, v in kws.items())))
+           tuple(sorted((k, id(v)) for k, v in kws.items())), yields)
     got = it.ret_cache.get(key)
     if got is not None:
         return got[0], got[1]
@@ -133,9 +169,10 @@ def run_method(it: Any, fdef: cst.FunctionDef, owner: ClassVal, inst: InstanceVa
     # their ids are not reused by a later key)
     it.ret_cache[key] = (UNKNOWN, None, (inst, pos, kws))
     from .state import Env
-    saved = (it.cur, it.returns, it.caller, it.ended, it.site_sink)
+    saved = (it.cur, it.returns, it.caller, it.ended, it.site_sink, it.yields)
     returns: list = []
     it.cur, it.returns, it.site_sink = None, returns, None
+    it.yields = [] if yields else None
     it.helper_depth += 1
     env = Env(parent=owner.env)
     result: Value = UNKNOWN
@@ -146,20 +183,22 @@ def run_method(it: Any, fdef: cst.FunctionDef, owner: ClassVal, inst: InstanceVa
         final = env.vars.get(params[0].name.value)
         if isinstance(final, InstanceVal) and final.cls is inst.cls:
             after = final
-        rets = [v for _, v in returns]
+        rets = [v for _, v in returns] if not yields else list(it.yields or ())
         if rets:
             from ..values import join
             result = rets[0]
             for r in rets[1:]:
                 result = join(result, r)
         else:
-            result = Const(None)
+            result = Const(None) if not yields else UNKNOWN
+        if yields:
+            result = IteratorVal(result)
     except RecursionError:
         result, after = UNKNOWN, None
     finally:
         it.helper_depth -= 1
         running.discard(fdef)
-        it.cur, it.returns, it.caller, it.ended, it.site_sink = saved
+        it.cur, it.returns, it.caller, it.ended, it.site_sink, it.yields = saved
     it.ret_cache[key] = (result, after, (inst, pos, kws))
     return result, after
 

@@ -85,6 +85,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.returns: Optional[List[Tuple[cst.CSTNode, Value]]] = None
         self.ended = False  # the statement just run always returns or raises (statements.py)
         self.helper_depth = 0
+        self.yields: Optional[List[Value]] = None
         self.methods_running: Set[cst.FunctionDef] = set()  # instances.run_method
         self.method_runs = 0  # for the function analysed now (instances._MAX_RUNS)
         self.loop_rerun_depth = 0
@@ -231,7 +232,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         info.analyzed_kws = self.common_kwargs(info)
         info.analyses += 1
         events = Events()
-        saved = (self.cur, self.caller, self.returns, self.assumed)
+        saved = (self.cur, self.caller, self.returns, self.assumed, self.yields)
+        self.yields = None  # a generator analysed as a body: what it yields goes nowhere
         returns: List[Tuple[cst.CSTNode, Value]] = []
         # what its callers assumed is assumed in it too, where their arguments are bound
         inherited = [a for by_caller in info.call_assumes.values() for call in by_caller
@@ -259,7 +261,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             self.func_stack.pop()
             self.method_runs = saved_runs
             info.events = events
-            self.cur, self.caller, self.returns, self.assumed = saved
+            self.cur, self.caller, self.returns, self.assumed, self.yields = saved
 
     @staticmethod
     def common_args(info: FuncInfo) -> Optional[tuple]:

@@ -104,8 +104,9 @@ class StatementsMixin(InterpreterBase):
             return
         before = env.copy()
         branch = env.copy()
+        item = self.loop_item(over, ctx) if isinstance(stmt, cst.For) else UNKNOWN
         if isinstance(stmt, cst.For):
-            self.assign(stmt.target, UNKNOWN, branch, ctx)
+            self.assign(stmt.target, item, branch, ctx)
         self.exec_block(stmt.body, branch, ctx)
         merged = env.copy()
         merged.merge_from(before, branch)
@@ -115,7 +116,7 @@ class StatementsMixin(InterpreterBase):
             # the body runs once more from it (its records then join to unknown)
             branch = merged.copy()
             if isinstance(stmt, cst.For):
-                self.assign(stmt.target, UNKNOWN, branch, ctx)
+                self.assign(stmt.target, item, branch, ctx)
             self.loop_rerun_depth += 1
             try:
                 self.exec_block(stmt.body, branch, ctx)

@@ -57,7 +57,8 @@ def any_call(it: ApiContext, c: ApiCall) -> Value:
 
 @models(*_CONTRACTIONS)
 def contraction(it: ApiContext, c: ApiCall) -> Value:
-    check_meshes(it, c.node, c.args.pos, c.ctx, f"`{c.name}`")
+    if check_meshes(it, c.node, c.args.pos, c.ctx, f"`{c.name}`"):
+        return UNKNOWN  # JAX raises here
     check_out_sharding(it, c, None)
     fallback = _varying_fallback([a.value for a in c.args.args if a.keyword is None], c.node)
     if c.args.starred:
@@ -69,7 +70,8 @@ def contraction(it: ApiContext, c: ApiCall) -> Value:
 @models_prefix(*_ARRAY_FUNCTION_PREFIXES)
 def array_function(it: ApiContext, c: ApiCall) -> Value:
     """Any other jax.numpy/nn/lax function: typed by the op rules where they know it."""
-    check_meshes(it, c.node, c.args.pos, c.ctx, f"`{c.name}`")
+    if check_meshes(it, c.node, c.args.pos, c.ctx, f"`{c.name}`"):
+        return UNKNOWN  # JAX raises here
     if c.args.kw.get("out_sharding") is not None:
         check_out_sharding(it, c, None)
     it.pass_functions(c.args.args, c.ctx)
@@ -90,7 +92,8 @@ def array_function(it: ApiContext, c: ApiCall) -> Value:
 # -- operators ------------------------------------------------------------------------------
 @hook("binop")
 def binop(it: ApiContext, op: str, a: Value, b: Value, node: cst.CSTNode, ctx: MeshCtx) -> Value:
-    check_meshes(it, node, (a, b), ctx, f"`{_OP_SYMBOLS.get(op, op)}`")
+    if check_meshes(it, node, (a, b), ctx, f"`{_OP_SYMBOLS.get(op, op)}`"):
+        return UNKNOWN  # JAX raises here
     if all(x.numpy for x in (a, b) if isinstance(x, ArrayVal)):
         return ArrayVal(None, node=node, numpy=True)
     fallback = _varying_fallback([a, b], node)
@@ -246,7 +249,8 @@ def array_method(it: ApiContext, base: Value, c: ApiCall) -> Optional[Value]:
     assert isinstance(base, ArrayVal)
     meth, e, args = c.name, c.node, c.args
     if meth in _VARYING_METHODS or meth in ("astype", "reshape"):
-        check_meshes(it, e, [base] + list(args.pos), c.ctx, f"`.{meth}()`")
+        if check_meshes(it, e, [base] + list(args.pos), c.ctx, f"`.{meth}()`"):
+            return UNKNOWN  # JAX raises here
     if meth == "reshape" and base.numpy and not args.starred:  # a host array: its shape only
         return _reshaped(base, args, e)
     if not args.starred:

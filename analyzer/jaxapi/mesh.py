@@ -180,18 +180,21 @@ def statement(it: ApiContext, v: Value, ctx: MeshCtx) -> Optional[MeshCtx]:
 
 # -- meshes that must be one -----------------------------------------------------------------
 def check_meshes(it: ApiContext, node: cst.CSTNode, values: Iterable[Value], ctx: MeshCtx,
-                 what: str) -> None:
+                 what: str) -> bool:
     """An operation on ``values`` under ``ctx``: JAX requires its operands on one mesh, and
-    that mesh to be the context mesh ``jax.set_mesh`` set (when one is)."""
+    that mesh to be the context mesh ``jax.set_mesh`` set (when one is). True where it
+    proved they are not: JAX raises there, so the operation's result is unknown (what it
+    feeds is never reached, and no finding follows from it)."""
     arrays = [v for v in values if isinstance(v, ArrayVal) and v.mesh is not None]
     for a in arrays[1:]:
         assert a.mesh is not None and arrays[0].mesh is not None
         if meshes_differ(arrays[0].mesh, a.mesh):
             it.prove(MeshConflict("operand", arrays[0].mesh, a.mesh, what), node)
-            return
+            return True
     context = ctx.mesh if ctx.known and ctx.abstract and not ctx.manual_axes else None
     for a in arrays:
         assert a.mesh is not None
         if context is not None and meshes_differ(a.mesh, context):
             it.prove(MeshConflict("context", a.mesh, context, what), node)
-            return
+            return True
+    return False

@@ -1,6 +1,7 @@
 """``check`` follows the Python real code is written in: comprehensions, loops over
 ``enumerate``/``zip``/``range`` of known sequences (one run per item, up to a bound),
-closures, a shard_map a factory function builds and returns (its body's axes are
+closures, loops over a generator's items or an object's ``__iter__`` (each item the
+join of what it yields), a shard_map a factory function builds and returns (its body's axes are
 those the shard_map binds), a helper's ``if`` on an argument a call makes known (the value returned is
 that of the branch Python runs), and names a function rebinds with ``global``/``nonlocal`` (unknown elsewhere,
 never the value of their last assignment in view).
@@ -114,6 +115,56 @@ def place(x, mesh, axis):
 put = functools.partial(place, mesh=jax.make_mesh((2, 4), ("data", "model")), axis="modle")
 put(jnp.zeros(8))
 """, NOT_IN_MESH),
+    # iterators: a generator function's call, an object's __iter__, yield from
+    "a_loop_over_a_generator": ("""
+def batches(mesh, n):
+    for _ in range(2):
+        yield jax.device_put(jnp.ones((n, 16)), NamedSharding(mesh, P("data", None)))
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    w = jax.device_put(jnp.ones((16, 16)), NamedSharding(mesh, P(None, "model")))
+    other = jax.make_mesh((8,), ("data",))
+    for x in batches(other, 8):
+        jnp.tanh(x @ w)  # <- SC105
+
+main()
+""", "Mesh for all inputs should be equal"),
+    "a_loop_over_an_object_with_iter": ("""
+class Loader:
+    def __init__(self, mesh, size):
+        self.sharding = NamedSharding(mesh, P("data"))
+        self.size = size
+
+    def __iter__(self):
+        yield from self._batches()
+
+    def _batches(self):
+        for i in range(2):
+            yield jax.device_put(jnp.zeros((self.size,)), self.sharding)
+
+def main():
+    for x in Loader(jax.make_mesh((8,), ("data",)), 8):
+        rest = jnp.zeros((x.shape[0] - 2,))
+        jax.device_put(rest, NamedSharding(jax.make_mesh((8,), ("data",)), P("data")))  # <- SC104
+
+main()
+""", NOT_DIVISIBLE),
+    "a_generator_whose_helper_yields_too": ("""
+def inner(mesh):
+    yield jax.device_put(jnp.zeros((8,)), NamedSharding(mesh, P()))
+
+def outer(mesh):
+    list(inner(mesh))  # its items are not outer's (joined in, the shape would be unknown)
+    yield jax.device_put(jnp.zeros((6,)), NamedSharding(mesh, P()))
+
+def main():
+    mesh = jax.make_mesh((8,), ("data",))
+    for x in outer(mesh):
+        jax.device_put(x, NamedSharding(mesh, P("data")))  # <- SC104
+
+main()
+""", NOT_DIVISIBLE),
     # rebound elsewhere: unknown, and these run
     "global_rebound_before_the_step_reads_it": ("""
 BATCH_SIZE = 1
