@@ -72,6 +72,8 @@ class CallsMixin(InterpreterBase):
                 return self._getattr(args, ctx)
             if func.value == "dict":
                 return _dict(args)
+            if func.value == "sorted":
+                return self._sorted(CallArgs(args), ctx)
             if func.value in _ITERATORS:
                 return _iterator(func.value, CallArgs(args), self.iter_items)
             return _sequence(func.value, CallArgs(args))
@@ -81,6 +83,31 @@ class CallsMixin(InterpreterBase):
             self._after_call(e, callee, args, env, ctx)
             return out
         return self.call_value(callee, e, self.eval_args(e, env, ctx), env, ctx)
+
+    def _sorted(self, call: CallArgs, ctx: MeshCtx) -> Value:
+        """``sorted(xs, key=f, reverse=b)`` of items the analysis knows one by one, whose
+        keys (the items, or what ``f`` returns for each) are all constants of one kind:
+        the list Python makes (a stable sort, as Python's); anything else is unknown."""
+        if call.starred or len(call.pos) != 1 or set(call.kw) - {"key", "reverse"}:
+            return UNKNOWN
+        items = self.iter_items(call.pos[0])
+        if items is None:
+            return UNKNOWN
+        reverse = call.kw["reverse"].value if "reverse" in call.kw else Const(False)
+        key = call.kw["key"].value if "key" in call.kw else None
+        if not (isinstance(reverse, Const) and isinstance(reverse.value, bool)):
+            return UNKNOWN
+        keys: List[Value] = list(items)
+        if key is not None and not (isinstance(key, Const) and key.value is None):
+            if not isinstance(key, FuncVal):
+                return UNKNOWN
+            keys = [self.eval_return(key, (x,), {}, ctx) for x in items]
+        raw = [k.value if isinstance(k, Const) else None for k in keys]
+        kinds = {type(v) for v in raw}
+        if not items or not (kinds <= {int} or kinds <= {float, int} or kinds == {str}):
+            return UNKNOWN if items else TupleVal((), True)
+        order = sorted(range(len(items)), key=lambda i: raw[i], reverse=reverse.value)
+        return TupleVal(tuple(items[i] for i in order), True)
 
     def _getattr(self, args: List[Arg], ctx: MeshCtx) -> Value:
         """``getattr(obj, "name"[, default])`` with a constant name: ``obj.name`` of an
@@ -496,7 +523,7 @@ def _none_config(p: cst.Param, v: Value) -> bool:
 
 
 _ITERATORS = ("enumerate", "zip", "range", "len", "reversed")
-_BUILTINS = ("getattr", "tuple", "list", "dict") + _ITERATORS
+_BUILTINS = ("getattr", "tuple", "list", "dict", "sorted") + _ITERATORS
 _MAX_RANGE = 64  # range(n) with more items is not written out (unknown)
 # a helper with one of these is not evaluated for its value (exact types: isinstance goes
 # through ABCMeta); a ``for`` loop is, as a body runs it: once per item over a few known

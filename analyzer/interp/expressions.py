@@ -69,13 +69,17 @@ class ExpressionsMixin(InterpreterBase):
         test = truth(self.ev(e.test, env, ctx))
         if test is not None and self.assume_defaults:
             # shardcheck specs: the branch Python runs (``check`` still checks both: a
-            # branch dead under today's constants is code a user may switch on)
+            # branch dead under today's constants is code a user may switch on; the
+            # value is the branch Python runs, as an ``if`` statement's)
             return self.ev(e.body if test else e.orelse, env, ctx)
         if self.assume_defaults:
             present = self._spec_when_present(e, env, ctx)
             if present is not None:
                 return present
-        return join(self.ev(e.body, env, ctx), self.ev(e.orelse, env, ctx))
+        body, orelse = self.ev(e.body, env, ctx), self.ev(e.orelse, env, ctx)
+        if test is not None:  # both read (each has its findings), the value Python's
+            return body if test else orelse
+        return join(body, orelse)
 
     def _named(self, e: cst.NamedExpr, env: Env, ctx: MeshCtx) -> Value:
         v = self.ev(e.value, env, ctx)

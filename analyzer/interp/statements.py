@@ -28,10 +28,11 @@ class StatementsMixin(InterpreterBase):
     """The statement half of the interpreter (mixed into ``Interpreter``)."""
 
     def exec_block(self, body: Any, env: Env, ctx: MeshCtx) -> MeshCtx:
-        """Run a block's statements. ``shardcheck specs``: past a statement that always
-        returns or raises (``return``, ``raise``, or an ``if`` whose branch Python takes
-        does), the rest is still read for its sites, but what it returns is dropped:
-        Python never gets there. ``self.ended`` says, after, whether the block did so."""
+        """Run a block's statements. Past a statement that always returns or raises
+        (``return``, ``raise``, an ``if`` whose branch Python takes does, a loop over known
+        items that returns), the rest is still read for its sites and findings, but what
+        it returns is dropped: Python never gets there. ``self.ended`` says, after,
+        whether the block did so."""
         stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
         ended = False
         for stmt in stmts:
@@ -40,8 +41,8 @@ class StatementsMixin(InterpreterBase):
             ctx = self.exec_stmt(stmt, env, ctx)
             if ended and self.returns is not None:
                 del self.returns[n:]
-            elif self.assume_defaults and self.ended \
-                    and isinstance(stmt, (cst.SimpleStatementLine, cst.If, cst.With)):
+            elif self.ended and (isinstance(stmt, _ENDING) or
+                                 (self.assume_defaults and isinstance(stmt, cst.With))):
                 ended = True
         self.ended = ended
         return ctx
@@ -128,26 +129,35 @@ class StatementsMixin(InterpreterBase):
             self.exec_block(stmt.orelse.body, other, ctx)
             branches.append(other)
         env.merge_from(*branches)
+        self.ended = False  # it may run no iteration
 
     def _unrolled_loop(self, stmt: cst.For, over: Value, env: Env, ctx: MeshCtx) -> bool:
         """``for name, value in params.items():`` over a few known items, outermost loop
-        only, with no ``break``/``continue``/``return``/``else``: the body runs once per
-        item, so each entry of a spec table meets its own array."""
+        only, with no ``break``/``continue``/``yield``/``else``: the body runs once per
+        item, so each entry of a spec table meets its own array. A ``return`` in it (a
+        helper that returns at the first item a test picks) ends the loop at the first
+        item whose run always returns: the later items are never run, and the loop
+        always returns (``self.ended``)."""
         if self.loop_unroll_depth or stmt.orelse is not None or \
-                self.memo(("jumps", stmt.body), lambda: _jumps(stmt.body)):
+                self.memo(("jumps", stmt.body), lambda: _jumps(stmt.body, returns=False)):
             return False
         items = self.iter_items(over)
         if items is None or not 0 < len(items) <= _LOOP_UNROLL:
             return False
         branch = env.copy()
+        ended = False
         self.loop_unroll_depth += 1
         try:
             for item in items:
                 self.assign(stmt.target, item, branch, ctx)
                 self.exec_block(stmt.body, branch, ctx)
+                if self.ended:
+                    ended = True
+                    break
         finally:
             self.loop_unroll_depth -= 1
         env.merge_from(branch)
+        self.ended = ended
         return True
 
     def exec_try(self, stmt: Union[cst.Try, cst.TryStar], env: Env,
@@ -429,22 +439,28 @@ def _keeps_class(d: cst.BaseExpression) -> bool:
 
 
 _ENDS = frozenset({cst.Return, cst.Raise})  # exact types: isinstance goes through ABCMeta
+# the statements whose always returning or raising (``self.ended``) ends their block: not a
+# ``with`` (a context manager may swallow what its body raises: ``pytest.raises``) but
+# in ``shardcheck specs``, nor a ``try``
+_ENDING = (cst.SimpleStatementLine, cst.If, cst.For)
 
 
-def _jumps(body: cst.CSTNode) -> bool:
-    """Whether a loop body may leave an iteration early: a break, continue, return or
-    yield in it, outside functions and classes defined in it (a hand-written walk: a
-    libcst visitor over every node of every loop body cost seconds on large trees)."""
-    if isinstance(body, (cst.Break, cst.Continue, cst.Return, cst.Yield)):
+def _jumps(body: cst.CSTNode, returns: bool = True) -> bool:
+    """Whether a loop body may leave an iteration early: a break, continue, return
+    (unless ``returns`` is False) or yield in it, outside functions and classes defined
+    in it (a hand-written walk: a libcst visitor over every node of every loop body cost
+    seconds on large trees)."""
+    if isinstance(body, (cst.Break, cst.Continue, cst.Yield)) or \
+            (returns and isinstance(body, cst.Return)):
         return True
     if isinstance(body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
     if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
-        return any(_jumps(s) for s in body.body)
+        return any(_jumps(s, returns) for s in body.body)
     if isinstance(body, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
         return body.value is not None and _has_yield(body.value)
     if isinstance(body, cst.BaseCompoundStatement):
-        return any(_jumps(c) for c in compound_blocks(body))
+        return any(_jumps(c, returns) for c in compound_blocks(body))
     return False
 
 

@@ -205,6 +205,18 @@ def array_attribute(it: ApiContext, base: Value, attr: str, node: cst.CSTNode,
     return UNKNOWN
 
 
+@models("jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size", "numpy.shape", "numpy.ndim",
+        "numpy.size")
+def shape_function(it: ApiContext, c: ApiCall) -> Value:
+    """``jnp.shape(x)``, ``jnp.ndim(x)``, ``jnp.size(x)`` (and NumPy's) of an array: what
+    ``x.shape``, ``x.ndim`` and ``x.size`` are (a static shape, on host and device)."""
+    x = c.args.pos[0] if len(c.args.pos) == 1 and not c.args.kw and not c.args.starred \
+        else None
+    if not isinstance(x, ArrayVal):
+        return UNKNOWN
+    return array_attribute(it, x, c.name.rpartition(".")[2], c.node, c.ctx)
+
+
 @models("jax.typeof")
 def typeof(it: ApiContext, c: ApiCall) -> Value:
     """``jax.typeof(x)``: x's abstract value (``.sharding``, ``.shape``, ``.dtype``)."""

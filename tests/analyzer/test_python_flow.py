@@ -165,6 +165,38 @@ def main():
 
 main()
 """, NOT_DIVISIBLE),
+    # a helper that returns from inside a loop over known items (sorted with a key), a
+    # conditional expression whose test is known, and jnp.shape of an array
+    "a_loop_that_returns_at_the_first_dim_a_test_picks": ("""
+def fsdp_spec(shape):
+    for dim in sorted(range(len(shape)), key=lambda d: -shape[d]):
+        if shape[dim] > 1:
+            return P(*[("data" if d == dim else None) for d in range(len(shape))])
+    return P()
+
+def main():
+    mesh = jax.make_mesh((8,), ("data",))
+    params = {"w": jnp.zeros((24, 64)), "b": jnp.zeros((10,)), "s": jnp.zeros((1,))}
+    return {k: jax.device_put(v, NamedSharding(mesh, fsdp_spec(jnp.shape(v))))  # <- SC104
+            for k, v in params.items()}
+
+main()
+""", NOT_DIVISIBLE),
+    "a_loop_that_returns_the_spec_of_each_dim_that_divides": ("""
+def fsdp_spec(shape):
+    for dim in sorted(range(len(shape)), key=lambda d: -shape[d]):
+        if shape[dim] % 8 == 0:
+            return P(*[("data" if d == dim else None) for d in range(len(shape))])
+    return P()
+
+def main():
+    mesh = jax.make_mesh((8,), ("data",))
+    params = {"w": jnp.zeros((24, 64)), "b": jnp.zeros((10,)), "s": jnp.zeros((1,))}
+    return {k: jax.device_put(v, NamedSharding(mesh, fsdp_spec(jnp.shape(v))))
+            for k, v in params.items()}
+
+main()
+""", None),
     # rebound elsewhere: unknown, and these run
     "global_rebound_before_the_step_reads_it": ("""
 BATCH_SIZE = 1
