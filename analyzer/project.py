@@ -274,8 +274,8 @@ class Project:
                                 {p: frozenset(ns) for p, ns in self.names_used.items()})
             self.used = outer | self.used
             self.absent = outer_absent | self.absent
-            for p, ns in self.names_used.items():
-                outer_names.setdefault(p, set()).update(ns)
+            for p, read in self.names_used.items():
+                outer_names.setdefault(p, set()).update(read)
             self.names_used = outer_names
         self._envs[name] = env
         # a module that could not be read gives nothing, whatever is looked up in it

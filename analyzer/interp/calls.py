@@ -102,7 +102,7 @@ class CallsMixin(InterpreterBase):
             if not isinstance(key, FuncVal):
                 return UNKNOWN
             keys = [self.eval_return(key, (x,), {}, ctx) for x in items]
-        raw = [k.value if isinstance(k, Const) else None for k in keys]
+        raw: List[Any] = [k.value if isinstance(k, Const) else None for k in keys]
         kinds = {type(v) for v in raw}
         if not items or not (kinds <= {int} or kinds <= {float, int} or kinds == {str}):
             return UNKNOWN if items else TupleVal((), True)

@@ -93,12 +93,8 @@ def answer(path: str, data: bytes, config: Config, overlay: Mapping[str, bytes])
             # a crash, or a file skipped for its budget or an unreadable state, is no result
             if text is not None and not any(f.code in (INTERNAL_ERROR, SKIPPED_FILE)
                                             for f in results[checked]):
-                # the slices of what it looked up, of the content it read (each module of
-                # them as it is now, where that is still what was read)
-                kept = deps.with_digests(
-                    lambda p, ns, d=deps: slice_of(p, ns) if hash_of(p) == d.names[p][0]
-                    else None)
-                _RESULTS[key] = (content_hash(text), kept, results[checked])
+                _RESULTS[key] = (content_hash(text), deps.with_digests(_as_read(deps, hash_of, slice_of)),
+                                 results[checked])
         read.add(os.path.abspath(checked))
         read.update(os.path.abspath(p) for p in deps.paths)
     return ProjectAnswer(restrict(results, [path]), tuple(sorted(read)), fresh)
@@ -116,6 +112,15 @@ def _hashes(buffers: Mapping[str, bytes]) -> Callable[[str], Optional[str]]:
             known[path] = content_hash(data) if data is not None else hash_file(path)
         return known[path]
     return hash_of
+
+
+def _as_read(deps: Dependencies, hash_of: Callable[[str], Optional[str]],
+             slice_of: SliceOf) -> SliceOf:
+    """The slices of what a result looked up, of the content it read: each module of
+    them as it is now, where that is still what was read (else none)."""
+    def digest(path: str, names: Tuple[str, ...]) -> Optional[str]:
+        return slice_of(path, names) if hash_of(path) == deps.names[path][0] else None
+    return digest
 
 
 _SLICES = SliceDigests(limit=512)  # a warm worker's, across tasks
