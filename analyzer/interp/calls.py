@@ -24,8 +24,7 @@ from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, ca
 from .objects import _method as class_method
 from .objects import all_fields
 from .objects import lookup as class_lookup
-from .instances import (SELF_KEY, forget_writes, is_generator, read_attribute, run_method,
-                        stores_on_self)
+from .instances import SELF_KEY, forget_writes, read_attribute, run_method, stores_on_self
 from .instances import construct as construct_instance
 from .set_up import check_self
 from .state import Arg, CallArgs, Env, GradVal, SuperVal
@@ -397,9 +396,9 @@ class CallsMixin(InterpreterBase):
         saved = (self.cur, self.returns, self.caller, self.yields)
         returns: list = []
         self.cur, self.returns = (self.cur if record else None), returns
-        # a generator function's call gives an iterator of what its body yields
-        generator = isinstance(node, cst.FunctionDef) and is_generator(self, node)
-        self.yields = [] if generator else None
+        # a generator function's call gives an iterator of what its body yields: one
+        # whose run yielded is one (a yield never reached reads as a plain function's)
+        self.yields = [] if isinstance(node, cst.FunctionDef) else None
         self.helper_depth += 1
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
@@ -408,11 +407,12 @@ class CallsMixin(InterpreterBase):
                 result = self.ev(node.body, env, ctx)
             elif isinstance(node, cst.FunctionDef):
                 self.exec_block(node.body, env, ctx)
-                rets = [v for _, v in returns] if not generator else list(self.yields or ())
-                result = rets[0] if rets else (Const(None) if not generator else UNKNOWN)
+                yielded = self.yields or []
+                rets = [v for _, v in returns] if not yielded else list(yielded)
+                result = rets[0] if rets else Const(None)
                 for r in rets[1:]:
                     result = join(result, r)
-                if generator:
+                if yielded:
                     result = IteratorVal(result)
         except RecursionError:
             result = UNKNOWN

@@ -115,7 +115,10 @@ def _dataclass_fields(it: Any, cls: ClassVal, pos: tuple, kws: Dict[str, Value])
 def is_generator(it: Any, fdef: cst.FunctionDef) -> bool:
     """Whether ``fdef``'s body yields (not a function or lambda defined in it)."""
     def compute() -> bool:
-        finder = _YieldFinder()
+        from ..syntax import walk
+        if not any(type(n) is cst.Yield for n in walk(fdef.body, layout=False)):
+            return False  # the common answer, from a hand walk (a libcst visitor is slow)
+        finder = _YieldFinder()  # a yield found may be a nested function's
         fdef.body.visit(finder)
         return finder.found
     return bool(it.memo(("generator", fdef), compute))
