@@ -12,7 +12,9 @@ words it differently across versions, ``compat:NAME`` names its signature in
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
+
+import pytest
 
 Cases = Dict[str, Tuple[str, Optional[str]]]
 
@@ -38,6 +40,27 @@ def assert_marks_agree_with_messages(head: str, cases: Cases) -> None:
     """A case expects a finding exactly when it expects JAX to raise."""
     for name, (program, message) in cases.items():
         assert bool(expected(head, program)) == (message is not None), name
+
+
+def case_tests(head: str, cases: Cases) -> Tuple[Callable[..., None], ...]:
+    """A module's tests of its cases, to bind to names at its top level: ``check``
+    reports exactly the marked lines (one test per case), a case marks a finding exactly
+    when it expects JAX to raise, and JAX agrees (one batch)::
+
+        test_check_follows_the_code, test_every_case_with_a_finding_expects_jax_to_raise, \\
+            test_jax_agrees = case_tests(HEAD, CASES)
+    """
+    @pytest.mark.parametrize("name", sorted(cases))
+    def follows(name: str) -> None:
+        program, _ = cases[name]
+        assert found(head, program) == expected(head, program)
+
+    def marks_agree() -> None:
+        assert_marks_agree_with_messages(head, cases)
+
+    def jax_agrees() -> None:
+        assert_jax_agrees(head, cases)
+    return follows, marks_agree, jax_agrees
 
 
 def assert_jax_agrees(head: str, cases: Cases) -> None:

@@ -9,8 +9,7 @@ line of each expected finding is marked ``# <- CODE`` in the program."""
 from __future__ import annotations
 
 
-import pytest
-from marked_programs import assert_jax_agrees, assert_marks_agree_with_messages, expected, found
+from marked_programs import case_tests
 
 
 HEAD = """\
@@ -320,19 +319,5 @@ place(t)
 }
 
 
-def _expected(program: str):
-    return expected(HEAD, program)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_check_follows_the_object(name):
-    program, _ = CASES[name]
-    assert found(HEAD, program) == _expected(program)
-
-
-def test_every_case_with_a_finding_expects_jax_to_raise():
-    assert_marks_agree_with_messages(HEAD, CASES)
-
-
-def test_jax_agrees():
-    assert_jax_agrees(HEAD, CASES)
+test_check_follows_the_object, test_every_case_with_a_finding_expects_jax_to_raise, test_jax_agrees = \
+    case_tests(HEAD, CASES)

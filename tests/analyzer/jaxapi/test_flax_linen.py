@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-import pytest
-from marked_programs import assert_jax_agrees, assert_marks_agree_with_messages, expected, found
+from marked_programs import case_tests
 
 HEAD = """\
 import jax
@@ -157,15 +156,5 @@ with jax.set_mesh(mesh):
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_check_follows_linen(name):
-    program, _ = CASES[name]
-    assert found(HEAD, program) == expected(HEAD, program)
-
-
-def test_every_case_with_a_finding_expects_jax_to_raise():
-    assert_marks_agree_with_messages(HEAD, CASES)
-
-
-def test_jax_agrees():
-    assert_jax_agrees(HEAD, CASES)
+test_check_follows_linen, test_every_case_with_a_finding_expects_jax_to_raise, test_jax_agrees = \
+    case_tests(HEAD, CASES)

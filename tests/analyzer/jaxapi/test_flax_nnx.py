@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-import pytest
-from marked_programs import expected, found
+from marked_programs import case_tests
 
 from shardcheck.analyzer.inferred_types import infer_types
 
@@ -180,14 +179,9 @@ with jax.set_mesh(mesh):
 }
 
 
-def _expected(program: str):
-    return expected(HEAD, program)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_check_follows_nnx(name):
-    program, _ = CASES[name]
-    assert found(HEAD, program) == _expected(program)
+# JAX's side is this module's own test_jax_agrees (it compares the types too)
+test_check_follows_nnx, test_every_case_with_a_finding_expects_jax_to_raise, _ = \
+    case_tests(HEAD, CASES)
 
 
 def _inferred(program: str, names: Tuple[str, ...]) -> Tuple[Optional[str], ...]:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 
 import libcst as cst
-import pytest
-from marked_programs import assert_jax_agrees, assert_marks_agree_with_messages, expected, found
+from marked_programs import case_tests
 
 from shardcheck.analyzer.config import Config
 from shardcheck.analyzer.engine import analyze
@@ -196,19 +195,5 @@ jax.device_put(mu["norm"], NamedSharding(mesh, P(None, "model")))  # <- SC103
 }
 
 
-def _expected(program: str):
-    return expected(HEAD, program)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_check_follows_the_optimizer(name):
-    program, _ = CASES[name]
-    assert found(HEAD, program) == _expected(program)
-
-
-def test_every_case_with_a_finding_expects_jax_to_raise():
-    assert_marks_agree_with_messages(HEAD, CASES)
-
-
-def test_jax_agrees():
-    assert_jax_agrees(HEAD, CASES)
+test_check_follows_the_optimizer, test_every_case_with_a_finding_expects_jax_to_raise, test_jax_agrees = \
+    case_tests(HEAD, CASES)

@@ -7,8 +7,7 @@ with a finding raises there with the message named, every other runs to its end.
 from __future__ import annotations
 
 
-import pytest
-from marked_programs import assert_jax_agrees, assert_marks_agree_with_messages, expected, found
+from marked_programs import case_tests
 
 
 HEAD = """\
@@ -89,19 +88,5 @@ placed = jax.device_put(tree, jax.tree.map(lambda _: NamedSharding(mesh, P("data
 }
 
 
-def _expected(program: str):
-    return expected(HEAD, program)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_check_follows_the_tree(name):
-    program, _ = CASES[name]
-    assert found(HEAD, program) == _expected(program)
-
-
-def test_every_case_with_a_finding_expects_jax_to_raise():
-    assert_marks_agree_with_messages(HEAD, CASES)
-
-
-def test_jax_agrees():
-    assert_jax_agrees(HEAD, CASES)
+test_check_follows_the_tree, test_every_case_with_a_finding_expects_jax_to_raise, test_jax_agrees = \
+    case_tests(HEAD, CASES)
