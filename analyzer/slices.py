@@ -199,6 +199,17 @@ class SliceDigests:
         self._indexes: Dict[str, SliceIndex] = {}
         self._limit = limit
 
+    def digest_of(self, data: bytes, names: Iterable[str]) -> Optional[str]:
+        """The digest of the slice of ``names`` in a file holding ``data`` (None where
+        it does not decode)."""
+        from .dependencies import content_hash
+        from .sources import SourceError, decode_source
+        try:
+            text = decode_source(data)
+        except SourceError:
+            return None
+        return self.digest(content_hash(data), text, names)
+
     def digest(self, key: str, text: str, names: Iterable[str]) -> Optional[str]:
         index = self._indexes.get(key)
         if index is None:

@@ -171,3 +171,25 @@ def compound_blocks(stmt: cst.BaseCompoundStatement) -> List[cst.CSTNode]:
     out.extend(h.body for h in getattr(stmt, "handlers", ()))
     out.extend(c.body for c in getattr(stmt, "cases", ()))
     return out
+
+
+def has_yield(node: cst.CSTNode) -> bool:
+    """Whether ``node`` holds a ``yield`` of its own, not one of a function, lambda or
+    class defined inside it (a generator's body; an expression statement of one)."""
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Attribute)):
+        return False
+    if not any(type(n) is cst.Yield for n in walk(node, layout=False)):
+        return False  # the common answer, from a hand walk (a libcst visitor is slow)
+    finder = _Yields()  # a yield found may be a nested function's
+    node.visit(finder)
+    return finder.found
+
+
+class _Yields(cst.CSTVisitor):
+    found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Yield):
+            self.found = True
+        return not self.found and not isinstance(node, (cst.Lambda, cst.FunctionDef,
+                                                        cst.ClassDef))

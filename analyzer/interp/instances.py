@@ -114,24 +114,8 @@ def _dataclass_fields(it: Any, cls: ClassVal, pos: tuple, kws: Dict[str, Value])
 
 def is_generator(it: Any, fdef: cst.FunctionDef) -> bool:
     """Whether ``fdef``'s body yields (not a function or lambda defined in it)."""
-    def compute() -> bool:
-        from ..syntax import walk
-        if not any(type(n) is cst.Yield for n in walk(fdef.body, layout=False)):
-            return False  # the common answer, from a hand walk (a libcst visitor is slow)
-        finder = _YieldFinder()  # a yield found may be a nested function's
-        fdef.body.visit(finder)
-        return finder.found
-    return bool(it.memo(("generator", fdef), compute))
-
-
-class _YieldFinder(cst.CSTVisitor):
-    found = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Yield):
-            self.found = True
-        return not self.found and not isinstance(node, (cst.Lambda, cst.FunctionDef,
-                                                        cst.ClassDef))
+    from ..syntax import has_yield
+    return bool(it.memo(("generator", fdef), lambda: has_yield(fdef.body)))
 
 
 def iterated(it: Any, inst: InstanceVal, ctx: MeshCtx) -> Value:

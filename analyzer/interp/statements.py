@@ -11,7 +11,7 @@ from ..api import as_sequence, get_hook
 from ..project import relative_base
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, MeshVal, ProjectModule, QualName,
                       TupleVal, Value, merge_item)
-from ..syntax import compound_blocks, dotted, walk
+from ..syntax import compound_blocks, dotted, has_yield
 from ..values import InstanceVal
 from .base import InterpreterBase
 from .expressions import truth
@@ -458,31 +458,10 @@ def _jumps(body: cst.CSTNode, returns: bool = True) -> bool:
     if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
         return any(_jumps(s, returns) for s in body.body)
     if isinstance(body, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign)):
-        return body.value is not None and _has_yield(body.value)
+        return body.value is not None and has_yield(body.value)
     if isinstance(body, cst.BaseCompoundStatement):
         return any(_jumps(c, returns) for c in compound_blocks(body))
     return False
-
-
-def _has_yield(e: cst.BaseExpression) -> bool:
-    if isinstance(e, cst.Yield):
-        return True
-    if isinstance(e, (cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Attribute)):
-        return False
-    if not any(isinstance(n, cst.Yield) for n in walk(e, layout=False)):
-        return False  # the common answer, from a hand walk; a yield found may be a lambda's
-    finder = _Yields()
-    e.visit(finder)
-    return finder.found
-
-
-class _Yields(cst.CSTVisitor):
-    found = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Yield):
-            self.found = True
-        return not self.found and not isinstance(node, cst.Lambda)
 
 
 def _shape_reads(test: cst.BaseExpression) -> List[cst.BaseExpression]:

@@ -243,15 +243,13 @@ class Cache:
         """The digest of the slice of ``names`` in the file ``path`` as it is now
         (``slices``); None where it cannot be read or parsed."""
         from shardcheck.analyzer.slices import SliceDigests
-        from shardcheck.analyzer.sources import SourceError, decode_source
         try:
             data = read_source(path)
-            text = decode_source(data)
-        except (Unreadable, SourceError):
+        except Unreadable:
             return None
         if self._slices is None:
             self._slices = SliceDigests()
-        return self._slices.digest(content_hash(data), text, names)
+        return self._slices.digest_of(data, names)
 
     def _lines_of(self, path: str) -> Optional[int]:
         """The line count of a file a cached finding is in (None if it cannot be read),

@@ -134,10 +134,9 @@ def _slices(buffers: Mapping[str, bytes]) -> SliceOf:
         data = buffers.get(path)
         try:
             data = read_source(path) if data is None else data
-            text = decode_source(data)
-        except (Unreadable, SourceError):
+        except Unreadable:
             return None
-        return _SLICES.digest(content_hash(data), text, names)
+        return _SLICES.digest_of(data, names)
     return slice_of
 
 
