@@ -159,6 +159,8 @@ HOOK_NAMES = (
     "compare",      # (it, a, b, node) -> the value of a comparison of arrays
     "unary",        # (it, op node, value, node) -> the value of -x, +x, ~x on an array
     "index",        # (it, array, subscript node, env, ctx) -> x[...]
+    "library_index",  # (it, value, subscript node, env, ctx) -> a library value's v[...]
+    #                   (``x.at[i]``), or None
     "arguments",    # (it, callee, args, ctx) -> None: check a call's arguments
     "parameter",    # (it, annotation, value, bindings, env, ctx) -> a parameter's value
     "passed",       # (it, shard_map value, node, ctx) -> None: passed to a function

@@ -399,6 +399,18 @@ LAYOUT = rows(
     Row("jnp.ravel(x)", (B,), expect=_RESHAPE_ERROR),
     Row("x.ravel()", (A,), expect="float32[128@x]"),
     Row("x.flatten()", (B,), expect=_RESHAPE_ERROR),
+    Row("jnp.split(x, 2, axis=1)", (C,), expect=("float32[8@x,8@y]", "float32[8@x,8@y]")),
+    Row("jnp.split(x, 2)", (A,), expect=("float32[4@x,16]", "float32[4@x,16]")),
+    Row("jnp.split(x, 8, axis=1)", (C,), expect=Raises(
+        None, "split on sharded dims where out dim .* is not divisible by mesh axes"),
+        static=UNKNOWN),
+    Row("jnp.repeat(x, 3, axis=1)", (A,), expect="float32[8@x,48]"),
+    Row("x.repeat(2, axis=0)", (B,), expect="float32[16,16@y]"),
+    Row("jnp.repeat(x, 2, axis=1, out_sharding=P('x', 'y'))", (B,), expect="float32[8@x,32@y]"),
+    Row("jnp.repeat(x, 2, axis=0)", (A,), expect=Raises(
+        None, "Please pass sharding to `jnp.repeat` via `out_sharding`"), static=UNKNOWN),
+    Row("jnp.tril(x)", (C,), expect=C),
+    Row("jnp.triu(x, 1)", (A,), expect=A),
 )
 
 # -- indexing ---------------------------------------------------------------------------------
@@ -430,6 +442,13 @@ INDEXING = rows(
     Row("x[:, 0]", (C,), expect=Raises(Along, _SLICE, "slice")),
     Row("x[:, 3]", (A,), expect="float32[8@x]"),
     Row("x[..., None]", (C,), expect="float32[8@x,16@y,1]"),
+    Row("jnp.take(x, y, axis=0)", ("float32[16,8@y]", "int32[8]"), expect="float32[8,8@y]"),
+    Row("jnp.take(x, y, axis=0)", ("float32[16,8@y]", "int32[8]"), expect="float32[8,8@y]",
+        mode="eager"),
+    Row("jnp.take(x, y, axis=0)", ("float32[16,8]", "int32[8@x,4]"),
+        expect=Raises(Along, _GATHER, "gather")),
+    Row("jnp.take(x, y, axis=0)", ("float32[16@y,8]", "int32[8]"),
+        expect=Raises(Along, _GATHER, "gather")),
 )
 
 # -- joining ----------------------------------------------------------------------------------
@@ -502,6 +521,16 @@ ALONG_AXIS = rows(
     Row("jnp.roll(x, 2)", (A,), expect=A, jax012=_ROLL_012),
     Row("jnp.roll(x, 1)", (A,), expect=Raises(Along, _SLICE, "slice"), jax012=_ROLL_012),
     Row("jnp.roll(x, 1)", (B,), expect=_RESHAPE_ERROR),
+    Row("jnp.take_along_axis(x, y, axis=-1)", (A, "int32[8@x,1]"), expect="float32[8@x,1]"),
+    Row("jnp.take_along_axis(x, y, axis=-1)", (R, "int32[8@x,1]"), expect="float32[8@x,1]"),
+    Row("jnp.take_along_axis(x, y, axis=1)", (A, "int32[8,4@y]"),
+        expect=Raises(Along, _GATHER, "gather")),
+    Row("jnp.take_along_axis(x, y, axis=-1)", (B, "int32[8,1]"),
+        expect=Raises(Along, _GATHER, "gather")),
+    Row("jnp.take_along_axis(x, y, axis=0)", ("float32[8,16@y]", "int32[2,16]"),
+        expect="float32[2,16@y]"),
+    Row("jnp.take_along_axis(x, y, axis=-1)", (A, "int32[8@y,1]"), expect=Raises(None, _GATHER),
+        static=UNKNOWN),
 )
 
 # -- linear algebra ---------------------------------------------------------------------------

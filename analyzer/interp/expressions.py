@@ -282,6 +282,10 @@ class ExpressionsMixin(InterpreterBase):
         base = as_sequence(self.ev(e.value, env, ctx))  # spec[0], spec[:-1]: a tuple
         if isinstance(base, ArrayVal):
             return get_hook("index")(self, base, e, env, ctx)
+        if not isinstance(base, (TupleVal, DictVal, Const)) and base is not UNKNOWN:
+            library = get_hook("library_index")(self, base, e, env, ctx)
+            if library is not None:
+                return library
         if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
             for s in e.slice:
                 if isinstance(s.slice, cst.Index):

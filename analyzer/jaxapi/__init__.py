@@ -14,6 +14,7 @@ from . import jit as jit
 from . import logical as logical
 from . import mesh as mesh
 from . import optax as optax
+from . import optax_losses as optax_losses
 from . import placement as placement
 from . import pytrees as pytrees
 from . import runtime_layer as runtime_layer

@@ -6,8 +6,8 @@ wherever they are referenced."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-from typing import Any, List, Optional
+from dataclasses import dataclass, replace
+from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
@@ -129,11 +129,11 @@ def unary(it: ApiContext, op: cst.BaseUnaryOp, v: ArrayVal, node: cst.CSTNode) -
     return it.infer(node, ops.call_op, name, [v], {}, node, no_sizes, no_out_sharding)
 
 
-@hook("index")
-def index(it: ApiContext, base: ArrayVal, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
-    """``x[...]``: basic indexing through ``transfer.index``."""
+def _index_items(it: ApiContext, e: cst.Subscript, env: Env, ctx: MeshCtx
+                 ) -> Tuple[List[Any], List[Value]]:
+    """The items of ``x[...]`` as ``transfer.index`` reads them, and the values read."""
     items: List[Any] = []
-    parts: List[Value] = [base]
+    parts: List[Value] = []
     for s in e.slice:
         sl = s.slice
         if isinstance(sl, cst.Slice):
@@ -160,7 +160,14 @@ def index(it: ApiContext, base: ArrayVal, e: cst.Subscript, env: Env, ctx: MeshC
             items.append(("array", v))
         else:
             items.append(None)
-    vary = union_varying(parts)
+    return items, parts
+
+
+@hook("index")
+def index(it: ApiContext, base: ArrayVal, e: cst.Subscript, env: Env, ctx: MeshCtx) -> Value:
+    """``x[...]``: basic indexing through ``transfer.index``."""
+    items, parts = _index_items(it, e, env, ctx)
+    vary = union_varying([base] + parts)
     fallback = ArrayVal(None, node=e, varying=vary) if vary is not None else UNKNOWN
     # traced code slices where eager code gathers; where nobody knows (a function not
     # provably eager) the traced rule flags only what both modes reject
@@ -171,6 +178,88 @@ def index(it: ApiContext, base: ArrayVal, e: cst.Subscript, env: Env, ctx: MeshC
     if isinstance(res, ArrayVal) and base.numpy:  # a host array's part is on the host
         res = replace(res, numpy=True)
     return res
+
+
+# -- x.at[...]: indexed updates and gathers -----------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class AtVal(Value):
+    """``x.at``: indexing it names the places of an indexed update or gather."""
+
+    array: ArrayVal
+
+
+@dataclass(frozen=True, eq=False)
+class AtIndexVal(Value):
+    """``x.at[...]``: ``get``, ``set``, ``add``, ... at those places."""
+
+    array: ArrayVal
+    items: Tuple[Any, ...]
+    parts: Tuple[Value, ...]
+    node: cst.Subscript
+
+
+_UPDATES = ("set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max",
+            "apply")
+
+
+@hook("library_index")
+def library_index(it: ApiContext, base: Value, e: cst.Subscript, env: Env,
+                  ctx: MeshCtx) -> Optional[Value]:
+    if isinstance(base, AtVal):
+        items, parts = _index_items(it, e, env, ctx)
+        return AtIndexVal(base.array, tuple(items), tuple(parts), e)
+    return None
+
+
+@method_of(AtIndexVal)
+def at_method(it: ApiContext, at: Value, c: ApiCall) -> Optional[Value]:
+    """``x.at[i].get()`` is ``x[i]`` (the same checks); with ``out_sharding=`` the
+    gather's shape, sharded as asked. ``x.at[i].set(v)`` (``add``, ...) is a scatter:
+    ``x``'s type where no indexed dim of ``x`` is sharded and ``v`` is unsharded (JAX
+    0.10.2 asks for ``out_sharding=`` on a sharded indexed dim, and rejects a sharded
+    update it must broadcast); otherwise unknown here."""
+    assert isinstance(at, AtIndexVal)
+    x, node = at.array, c.node
+    if c.args.starred:
+        return UNKNOWN
+    vary = union_varying([x, *at.parts, *c.args.pos])
+    if c.name == "get":
+        if c.args.kw.get("out_sharding") is None:
+            res = it.infer(node, _index_at, x, list(at.items), node, not c.ctx.eager,
+                           it.sizes(c.ctx, x), fallback=UNKNOWN)
+        else:
+            check_out_sharding(it, c, None)
+            plain = [("array", replace(i[1], dims=_replicated(i[1])))
+                     if isinstance(i, tuple) and i[0] == "array" else i for i in at.items]
+            shaped = tr.indexing.index(replace(x, dims=_replicated(x)), plain)
+            out = out_sharding_fn(c.ctx)(c.args.kw["out_sharding"].value, tr.rank(shaped))
+            if shaped.shape is None or out is None or len(out[0]) != len(shaped.shape):
+                return ArrayVal(None, node=node, varying=vary) if vary is not None else UNKNOWN
+            res = replace(shaped, node=node, dims=out[0], unreduced=out[1])
+        if isinstance(res, ArrayVal) and vary is not None and res.varying != vary:
+            res = replace(res, varying=vary)
+        return res
+    if c.name not in _UPDATES:
+        return None
+    if "out_sharding" in c.args.kw or x.dims is None or x.shape is None:
+        return UNKNOWN
+    expanded = tr.indexing.expand(list(at.items), len(x.dims))
+    if expanded is None or any(it_ != tr.FULL and axes for it_, axes in zip(
+            [i for i in expanded if i != tr.NEW], x.dims)):
+        return UNKNOWN
+    if any(isinstance(i, tuple) and i[0] == "array" and i[1].dims != _replicated(i[1])
+           for i in at.items):
+        return UNKNOWN
+    for v in c.args.pos[:1]:
+        if isinstance(v, ArrayVal) and (v.dims is None or any(v.dims)):
+            return UNKNOWN
+        if not isinstance(v, (ArrayVal, Const)) and c.name != "apply":
+            return UNKNOWN
+    return replace(x, node=node, spec=None, varying=vary)
+
+
+def _replicated(x: ArrayVal) -> Optional[Tuple[Tuple[str, ...], ...]]:
+    return None if x.dims is None else ((),) * len(x.dims)
 
 
 def _index_at(x: ArrayVal, items: List[Any], node: cst.CSTNode, traced: bool,
@@ -196,6 +285,8 @@ def array_attribute(it: ApiContext, base: Value, attr: str, node: cst.CSTNode,
         return Const(len(base.shape))
     if attr == "T":
         return replace(tr.layout.transpose(base, None), node=node)
+    if attr == "at" and not base.numpy:
+        return AtVal(base)
     if attr == "mT" and tr.rank(base):
         return replace(tr.layout.swapaxes(base, -1, -2), node=node)
     if attr == "size" and base.shape is not None and None not in base.shape:

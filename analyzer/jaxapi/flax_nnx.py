@@ -214,7 +214,7 @@ class NnxLayer(Value):
     its Variable holds, or Const(None) for a missing bias) and the constructor's
     arguments its call reads."""
 
-    kind: str  # "Linear", "LinearGeneral", "Embed"
+    kind: str  # "Linear", "LinearGeneral", "Embed", "LayerNorm", "RMSNorm"
     params: Tuple[Tuple[str, Value], ...]
     config: Tuple[Tuple[str, Any], ...] = ()
     node: Optional[cst.CSTNode] = None
@@ -301,6 +301,58 @@ def embed(it: ApiContext, c: ApiCall) -> Value:
                     _options(c) + (("num_embeddings", num), ("features", features)), c.node)
 
 
+_NORMS = {"flax.nnx.LayerNorm": "LayerNorm", "flax.nnx.nn.normalization.LayerNorm": "LayerNorm",
+          "flax.nnx.RMSNorm": "RMSNorm", "flax.nnx.nn.normalization.RMSNorm": "RMSNorm"}
+# keywords that change what the norm computes over (or how): its result is not followed
+_NORM_UNFOLLOWED = ("reduction_axes", "feature_axes", "axis_name", "axis_index_groups",
+                    "use_fast_variance", "scale_metadata", "bias_metadata")
+
+
+@models(*_NORMS)
+def norm(it: ApiContext, c: ApiCall) -> Value:
+    """``nnx.LayerNorm(num_features)`` / ``nnx.RMSNorm(num_features)``: a ``scale`` of
+    ones (and LayerNorm's ``bias`` of zeros, unless ``use_bias=False``), each of shape
+    ``(num_features,)`` and replicated on the context mesh by the default initializers."""
+    it.pass_functions(c.args.args, c.ctx)
+    n = const_int(c.args.get(0, "num_features"))
+    kind = _NORMS[c.name]
+    if c.args.starred or n is None:
+        return UNKNOWN
+    use_bias = c.args.kw.get("use_bias")
+    bias_on = kind == "LayerNorm" and (use_bias is None or (
+        isinstance(use_bias.value, Const) and use_bias.value.value))
+    if use_bias is not None and not isinstance(use_bias.value, Const):
+        return UNKNOWN
+    scale = _make_param(it, c, "scale_init", (n,), True)
+    bias = _make_param(it, c, "bias_init", (n,), True) if bias_on else Const(None)
+    unfollowed = any(k in c.args.kw for k in _NORM_UNFOLLOWED)
+    return NnxLayer(kind, (("scale", scale), ("bias", bias)),
+                    _options(c) + (("unfollowed", True),) * unfollowed, c.node)
+
+
+def _normalize(it: ApiContext, callee: NnxLayer, c: ApiCall, x: Value) -> Value:
+    """``LayerNorm``/``RMSNorm.__call__`` over the last dim: statistics reduced over it
+    (kept as a dim of 1), the input scaled by them, by ``scale`` and shifted by ``bias``
+    (flax/nnx/nn/normalization.py, ``_normalize``); in the layer's ``dtype`` or the
+    operands' promoted one."""
+    scale, bias = callee.param("scale"), callee.param("bias")
+    if not isinstance(x, ArrayVal) or not tr.rank(x) or not isinstance(scale, ArrayVal):
+        return UNKNOWN
+    binop = get_hook("binop")
+    stat = it.call_api("jax.numpy.mean", c.node, [_arg(x), _arg(Const(-1), keyword="axis"),
+                                                   _arg(Const(True), keyword="keepdims")],
+                       c.env, c.ctx)
+    y = binop(it, "Subtract" if callee.kind == "LayerNorm" else "Multiply", x, stat, c.node, c.ctx)
+    y = binop(it, "Multiply", y, scale, c.node, c.ctx)
+    if isinstance(bias, ArrayVal):
+        y = binop(it, "Add", y, bias, c.node, c.ctx)
+    dtype = callee.option("dtype")
+    if isinstance(y, ArrayVal) and dtype is not None and not (
+            isinstance(dtype, Const) and dtype.value is None):
+        y = replace(y, dtype=ops.dtype_of(dtype), weak=False)
+    return y
+
+
 def _options(c: ApiCall) -> Tuple[Tuple[str, Any], ...]:
     dtype = c.args.kw.get("dtype")
     unfollowed = any(k in c.args.kw for k in _UNFOLLOWED)
@@ -325,9 +377,11 @@ def call_layer(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     assert isinstance(callee, NnxLayer)
     if c.args.starred or callee.option("unfollowed"):
         return UNKNOWN
-    x = c.args.get(0, "inputs")
+    x = c.args.get(0, "inputs" if callee.kind in ("Linear", "LinearGeneral", "Embed") else "x")
     if callee.kind == "Embed":
         return _lookup(it, callee, c, x)
+    if callee.kind in ("LayerNorm", "RMSNorm"):
+        return _normalize(it, callee, c, x) if len(c.args.args) == 1 else UNKNOWN
     return _project(it, callee, c, x)
 
 

@@ -76,6 +76,28 @@ def map_leaves(tree: Value, fn: Callable[[Value], Value]) -> Value:
     return fn(tree)
 
 
+def map_pairs(tree: Value, other: Value, fn: Callable[[Value, Value], Value]) -> Value:
+    """``tree`` with ``fn(leaf, other's leaf)`` at each leaf, where ``other`` has
+    ``tree``'s structure down to that leaf; ``fn(leaf, UNKNOWN)`` below where it does not."""
+    if isinstance(tree, DictVal) and isinstance(other, DictVal) and \
+            [k for k, _ in tree.items] == [k for k, _ in other.items]:
+        return DictVal(tuple((k, map_pairs(v, w, fn))
+                             for (k, v), (_, w) in zip(tree.items, other.items)))
+    if isinstance(tree, TupleVal) and isinstance(other, TupleVal) and \
+            len(tree.items) == len(other.items):
+        return TupleVal(tuple(map_pairs(v, w, fn) for v, w in zip(tree.items, other.items)),
+                        tree.is_list)
+    if same_node_type(tree, other):
+        assert isinstance(tree, PyTreeNodeVal) and isinstance(other, PyTreeNodeVal)
+        return tree.with_children([map_pairs(v, w, fn) for (_, v), (_, w)
+                                   in zip(tree.children, other.children)])
+    if isinstance(tree, (DictVal, TupleVal, PyTreeNodeVal)):
+        return map_leaves(tree, lambda leaf: fn(leaf, UNKNOWN))
+    if tree is UNKNOWN or (isinstance(tree, Const) and tree.value is None):
+        return tree
+    return fn(tree, other)
+
+
 def leaves_of(tree: Value) -> List[Value]:
     """The leaves ``map_leaves`` would visit, in order."""
     if isinstance(tree, DictVal):

@@ -30,6 +30,10 @@ class ShardedAxisOp(ShardRule):
       last dim is sharded;
     - `jnp.roll` along it by a shift that is not a multiple of the axes' size (JAX 0.12:
       by any shift);
+    - `jnp.take_along_axis` along it (or with indices sharded along it), and so optax's
+      `softmax_cross_entropy_with_integer_labels` on logits whose class dim is sharded
+      (it picks each label's logit with `take_along_axis`); `jnp.take(table, ids,
+      axis=0)` as `table[ids]`;
     - linear algebra when one of the two matrix dims is sharded: the factorisations
       (`inv`, `det`, `slogdet`, `solve`, `qr`, `svd`, `pinv`, `eig`, `lax.linalg.lu`,
       `jax.scipy.linalg.cholesky`, ...), the Hermitian ones that first add the matrix to
@@ -129,6 +133,23 @@ with jax.set_mesh(mesh):
     table = jax.device_put(jnp.ones((16, 8)), P(None, "x"))
     ids = jax.device_put(jnp.arange(8) % 16, P())
     out = embed(table, ids)
+"""), Valid("""import jax
+import jax.numpy as jnp
+import optax
+from jax import P
+
+
+def loss_fn(w, h, targets):
+    logits = jnp.einsum("btd,dv->btv", h, w, out_sharding=P("x", None, None))
+    return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    w = jax.device_put(jnp.ones((16, 64)), P(None, "y"))
+    h = jax.device_put(jnp.ones((8, 4, 16)), P("x", None, None))
+    targets = jax.device_put(jnp.zeros((8, 4), jnp.int32), P("x", None))
+    loss = jax.jit(loss_fn)(w, h, targets)
 """)]
     INVALID = [
         Invalid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
@@ -210,6 +231,25 @@ with jax.set_mesh(mesh):
     out = embed(table, ids)
 """, line=8, message='array index on dim 0',
                 jax_error='output PartitionSpec for the gather'),
+        Invalid("""import jax
+import jax.numpy as jnp
+import optax
+from jax import P
+
+
+def loss_fn(w, h, targets):
+    logits = jnp.einsum("btd,dv->btv", h, w)
+    return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    w = jax.device_put(jnp.ones((16, 64)), P(None, "y"))
+    h = jax.device_put(jnp.ones((8, 4, 16)), P("x", None, None))
+    targets = jax.device_put(jnp.zeros((8, 4), jnp.int32), P("x", None))
+    loss = jax.jit(loss_fn)(w, h, targets)
+""", line=9, message="gathers along dim 2 of float32[8@x,4,64@y]",
+                jax_error="output PartitionSpec for the gather"),
     ]
 
     def check(self, ctx):
@@ -256,6 +296,12 @@ def message(f: ShardedAxisConflict) -> str:
                 f"{jax}. Fix: `reshard` {axes} off that dim first, or slice a multiple of the "
                 f"axes' size.")
     op = fmt_op(f.op)
+    if f.check == "gather":  # take_along_axis, and the losses built on it
+        also = (" or a loss that reduces over that dim instead of picking one entry "
+                "(`optax.softmax_cross_entropy` with one-hot labels)"
+                if f.op.startswith("optax.") else "")
+        return (f"`{op}` gathers along dim {d} of {arr} (`take_along_axis`), which is sharded "
+                f"over {axes}. {jax}. Fix: `reshard(x, {unsharded})` first{also}.")
     if f.check == "unspecified-axis":
         return (f"`{op}` without `axis=` runs over the flattened {arr}, whose dim {d} is sharded "
                 f"over {axes}. {jax}. Fix: pass `axis=`, or `reshard(x, P())` first.")

@@ -1,12 +1,13 @@
 """Ops that run along one dim, which JAX wants unsharded in explicit mode: cumulative
-reductions, sort/argsort, top_k, and roll (whose static slices must divide evenly)."""
+reductions, sort/argsort, top_k, roll (whose static slices must divide evenly) and
+take_along_axis (a gather)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 from ..facts import ShardedAxisConflict
-from ..values import ArrayVal, TupleVal
+from ..values import ArrayVal, TupleVal, union_varying
 from .arrays import Conflict, Sizes, axes_size, derived, norm_axis, rank, unknown_like
 from .call import MISSING, Call, DTypeArg, Missing, Op, Registry, register
 from .layout import reshape
@@ -67,6 +68,46 @@ def top_k(op: str, x: ArrayVal, k: Optional[int]) -> Optional[TupleVal]:
     return TupleVal((vals, derived(vals, dtype="int32", weak=False)))
 
 
+def take_along_axis(op: str, x: ArrayVal, idx: ArrayVal, axis: int) -> Optional[ArrayVal]:
+    """``jnp.take_along_axis(x, idx, axis)``, a gather: in explicit mode neither ``x`` nor
+    ``idx`` may be sharded along ``axis`` (ShardingTypeError "Use `.at[...].get(out_sharding=)`
+    ..."). Every other dim broadcasts the two and takes the sharding one of them has (JAX
+    0.10.2: ``float32[8@data,6,16]`` along -1 with ``int32[8,6@model,1]`` gives
+    ``float32[8@data,6@model,1]``); two different shardings of one dim are rejected too,
+    which is left unknown here."""
+    n = rank(x)
+    if n is None or rank(idx) != n or x.shape is None or idx.shape is None:
+        return None
+    a = norm_axis(axis, n)
+    if a is None:
+        return None
+    if x.dims is not None and x.dims[a]:
+        raise Conflict(ShardedAxisConflict(op, x, a, "gather"))
+    if idx.dims is not None and idx.dims[a]:
+        raise Conflict(ShardedAxisConflict(op, idx, a, "gather", index="sharded-index"))
+    shape: list = []
+    for i, (s, t) in enumerate(zip(x.shape, idx.shape)):
+        if i == a or s == 1:
+            shape.append(t)
+        elif t == 1 or s == t:
+            shape.append(s)
+        else:
+            return None  # sizes that do not broadcast, or one unknown
+    dims = None
+    if x.dims is not None and idx.dims is not None:
+        out = []
+        for i, (d, e) in enumerate(zip(x.dims, idx.dims)):
+            if d and e and d != e:
+                return None
+            out.append(() if i == a else d or e)
+        used = [ax for d in out for ax in d]
+        if len(used) != len(set(used)):
+            return None
+        dims = tuple(out)
+    return derived(x, shape=tuple(shape), dims=dims,
+                   varying=union_varying([x, idx]))
+
+
 def roll(op: str, x: ArrayVal, shift: int, axis: Optional[int], sizes: Sizes) -> ArrayVal:
     """``jnp.roll`` with a static shift: two static slices along ``axis`` (of lengths
     ``shift % n`` and the rest) joined again, so on a sharded dim the shift must divide by
@@ -121,6 +162,13 @@ def _read_top_k(c: Call) -> Optional[tuple]:
     return (c.name, x, c.int_arg(1, "k")) if x is not None else None
 
 
+def _read_take_along_axis(c: Call) -> Optional[tuple]:
+    x, idx, axis = c.array(0, "arr"), c.array(1, "indices"), c.int_arg(2, "axis")
+    if x is None or idx is None or axis is None:
+        return None
+    return (c.name, x, idx, axis)
+
+
 def _read_roll(c: Call) -> Optional[tuple]:
     x, shift = c.array(0, "a"), c.int_arg(1, "shift")
     known, axis = c.optional_int(2, "axis")
@@ -137,3 +185,4 @@ register(OPS, ["jax.numpy.sort", "jax.Array.sort", "jax.lax.sort"], Op(sort, _re
 register(OPS, ["jax.numpy.argsort", "jax.Array.argsort"], Op(sort, _read_sort(True)))
 register(OPS, ["jax.lax.top_k"], Op(top_k, _read_top_k))
 register(OPS, ["jax.numpy.roll"], Op(roll, _read_roll))
+register(OPS, ["jax.numpy.take_along_axis"], Op(take_along_axis, _read_take_along_axis))

@@ -313,7 +313,7 @@ for _n, _p in _COMPARE_OPERATORS.items():
 register(OPS, ["jax.numpy.where", "jax.lax.select"], Op(select, _read_where))
 
 _SAME = ["jax.numpy." + n for n in ("negative", "positive", "square", "sign", "floor", "ceil",
-                                    "round", "trunc", "conj", "conjugate")]
+                                    "round", "trunc", "conj", "conjugate", "tril", "triu")]
 _SAME += ["jax.lax." + n for n in ("neg", "sign", "floor", "ceil", "round", "square")]
 _SAME += ["jax.nn." + n for n in ("relu", "relu6", "hard_tanh")]
 _SAME += ["jax.Array." + n for n in ("__neg__", "__pos__", "__invert__", "copy", "conj",

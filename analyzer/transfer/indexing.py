@@ -22,6 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 from ..facts import ShardedAxisConflict
 from ..values import ArrayVal
 from .arrays import Conflict, Sizes, axes_size, derived, no_sizes, rank, unknown_like
+from .call import Call, Op, Registry, register
 from .dtypes import DTYPE_KINDS
 
 FULL = "full"  # a ':' slice
@@ -30,7 +31,7 @@ ELLIPSIS = "ellipsis"
 Item = object  # FULL, NEW, ELLIPSIS, ("int", i), ("slice", lo, hi, step), ("array", index), None
 
 
-def _expand(items: Sequence[Item], n: int) -> Optional[List[Item]]:
+def expand(items: Sequence[Item], n: int) -> Optional[List[Item]]:
     """``items`` with the Ellipsis (or the missing trailing dims) as ``:``."""
     if sum(1 for it in items if it == ELLIPSIS) > 1:
         return None
@@ -60,7 +61,7 @@ def index(x: ArrayVal, items: Sequence[Item], traced: bool = False,
     """``:`` keeps a dim, ``None`` adds one, an int drops one, a slice shortens one; on a
     sharded dim the rules above apply (``traced``: the code runs under tracing)."""
     n = rank(x)
-    expanded = _expand(items, n) if n is not None else None
+    expanded = expand(items, n) if n is not None else None
     if n is None or expanded is None:
         return unknown_like([x])
     for it in expanded:
@@ -151,3 +152,23 @@ def _sharded_dim(x: ArrayVal, d: int, it: Item, traced: bool, sizes: Sizes) -> O
     if kept % n_ax:
         raise Conflict(ShardedAxisConflict("jax.Array.__getitem__", x, d, "slice", index=kind))
     return kept
+
+
+def take(op: str, x: ArrayVal, ids: ArrayVal, axis: int, traced: bool) -> ArrayVal:
+    """``jnp.take(x, ids, axis=0)``: the gather ``x[ids]`` (JAX 0.10.2 rejects the same
+    shardings: a sharded ``ids``, a sharded dim 0). Other axes are left unknown."""
+    if axis != 0:
+        return unknown_like([x, ids])
+    return index(x, [("array", ids)], traced)
+
+
+def _read_take(c: Call) -> Optional[tuple]:
+    x, ids, axis = c.array(0, "a"), c.array(1, "indices"), c.int_arg(2, "axis")
+    if x is None or ids is None or axis is None or _array_index(("array", ids)) is None \
+            or "out" in c.kw or c.has_out_sharding:
+        return None
+    return (c.name, x, ids, axis, True)
+
+
+OPS: Registry = {}
+register(OPS, ["jax.numpy.take"], Op(take, _read_take))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence, Tuple, Union
 
 from ..facts import ReshapeConflict
-from ..values import ArrayVal, Const, const_int, int_tuple
+from ..values import ArrayVal, Const, TupleVal, const_int, int_tuple
 from .arrays import (Conflict, Dims, Sizes, axes_size, derived, norm_axis, prod, rank, shape_of,
                      unknown_like)
 from .call import Call, Op, OutSpec, Registry, register
@@ -177,6 +177,43 @@ def squeeze(op: str, x: ArrayVal, axes: Optional[Sequence[int]],
     return reshape(op, x, tuple(s for i, s in enumerate(x.shape) if i not in norm), sizes)
 
 
+def split(op: str, x: ArrayVal, sections: int, axis: int, sizes: Sizes) -> Optional[TupleVal]:
+    """``jnp.split(x, n, axis)``: a list of ``n`` equal static slices of dim ``axis``. A
+    sharded dim stays sharded when each piece's length divides by the axes' size (JAX
+    0.10.2: ``float32[8@data,6,16@model]`` in 2 along -1 gives two ``[8@data,6,8@model]``);
+    otherwise unknown here."""
+    n = rank(x)
+    a = norm_axis(axis, n) if n is not None else None
+    size = x.shape[a] if a is not None and x.shape is not None else None
+    if a is None or x.shape is None or size is None or sections <= 0 or size % sections:
+        return None
+    piece = size // sections
+    if x.dims is not None and x.dims[a]:
+        n_ax = axes_size(x.dims[a], sizes)
+        if n_ax is None or piece % n_ax:
+            return None
+    shape = tuple(piece if i == a else s for i, s in enumerate(x.shape))
+    return TupleVal(tuple(derived(x, shape=shape) for _ in range(sections)), is_list=True)
+
+
+def repeat(op: str, x: ArrayVal, repeats: int, axis: int, has_out: bool,
+           out: Optional[OutSpec]) -> Optional[ArrayVal]:
+    """``jnp.repeat(x, r, axis)`` with a static ``r``: dim ``axis`` grows ``r`` times. JAX
+    0.10.2 keeps the other dims' sharding; along a sharded dim it raises ValueError
+    ("Please pass sharding to `jnp.repeat` via `out_sharding`"), left unknown here; with
+    ``out_sharding=`` the result is sharded as asked."""
+    n = rank(x)
+    a = norm_axis(axis, n) if n is not None else None
+    if a is None or x.shape is None:
+        return None
+    shape = tuple(s * repeats if i == a and s is not None else s for i, s in enumerate(x.shape))
+    if has_out:
+        return derived(x, shape=shape, dims=out[0], unreduced=out[1]) if out is not None else None
+    if x.dims is None or x.dims[a]:
+        return None
+    return derived(x, shape=shape)
+
+
 # -- how calls read their arguments ---------------------------------------------------------
 def _read_transpose(c: Call) -> Optional[tuple]:
     x = c.array(0, "a")
@@ -256,6 +293,21 @@ def reshape_to(op: str, x: ArrayVal, new: NewShape, sizes: Sizes, has_out: bool 
     return reshape_out(x, new, out) if has_out else reshape(op, x, new, sizes)
 
 
+def _read_split(c: Call) -> Optional[tuple]:
+    x, sections, axis = c.array(0, "ary"), c.arg(1, "indices_or_sections"), c.int_arg(2, "axis", 0)
+    n = const_int(sections) if isinstance(sections, Const) else None
+    return (c.name, x, n, axis, c.sizes) if x is not None and n is not None and axis is not None \
+        else None
+
+
+def _read_repeat(c: Call) -> Optional[tuple]:
+    x, repeats, axis = c.array(0, "a"), c.arg(1, "repeats"), c.int_arg(2, "axis")
+    r = const_int(repeats) if isinstance(repeats, Const) else None
+    if x is None or r is None or axis is None or "total_repeat_length" in c.kw:
+        return None
+    return (c.name, x, r, axis, c.has_out_sharding, c.out(rank(x)))
+
+
 def _read_ravel(c: Call) -> Optional[tuple]:
     x = c.array(0, "a")
     return (c.name, x, (-1,), c.sizes) if x is not None else None
@@ -272,3 +324,5 @@ register(OPS, ["jax.numpy.squeeze", "jax.lax.squeeze", "jax.Array.squeeze"],
 register(OPS, ["jax.numpy.reshape", "jax.lax.reshape"], Op(reshape_to, _read_reshape))
 register(OPS, ["jax.Array.reshape"], Op(reshape_to, _read_method_reshape))
 register(OPS, ["jax.numpy.ravel", "jax.Array.ravel", "jax.Array.flatten"], Op(reshape, _read_ravel))
+register(OPS, ["jax.numpy.split"], Op(split, _read_split))
+register(OPS, ["jax.numpy.repeat", "jax.Array.repeat"], Op(repeat, _read_repeat))

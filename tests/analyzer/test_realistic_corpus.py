@@ -60,6 +60,7 @@ DETECTED = {
     "nnx_two_meshes",
     "optax_metrics_out_shardings",
     "optax_fsdp_rule_bias",
+    "optax_loss_on_vocab_sharded_logits",
     "optax_opt_state_given_param_shardings",
     "optax_restored_params_other_devices",
     "optax_step_called_with_keywords",
