@@ -94,12 +94,14 @@ Handler = Callable[[ApiContext, ApiCall], Value]
 CalleeHandler = Callable[[ApiContext, Value, ApiCall], Value]
 MethodHandler = Callable[[ApiContext, Value, ApiCall], Optional[Value]]
 AttributeHandler = Callable[[ApiContext, Value, str, cst.CSTNode, MeshCtx], Value]
+IndexHandler = Callable[[ApiContext, Value, cst.Subscript, "Env", MeshCtx], Optional[Value]]
 
 _BY_NAME: Dict[str, Handler] = {}
 _BY_PREFIX: List[Tuple[str, Handler]] = []
 _BY_CALLEE: Dict[type, CalleeHandler] = {}
 _ATTRIBUTES: Dict[type, AttributeHandler] = {}
 _METHODS: Dict[type, MethodHandler] = {}
+_INDEXES: Dict[type, IndexHandler] = {}
 
 
 def models(*names: str) -> Callable[[Handler], Handler]:
@@ -139,6 +141,16 @@ def attribute_of(*types: Type[Value]) -> Callable[[AttributeHandler], AttributeH
     return register
 
 
+def index_of(*types: Type[Value]) -> Callable[[IndexHandler], IndexHandler]:
+    """Register ``fn`` for ``value[...]`` on values of ``types`` (``x.at[i]``, an NNX
+    ``param[...]``); it returns None where it does not model the subscript."""
+    def register(fn: IndexHandler) -> IndexHandler:
+        for t in types:
+            _INDEXES[t] = fn
+        return fn
+    return register
+
+
 def method_of(*types: Type[Value]) -> Callable[[MethodHandler], MethodHandler]:
     """Register ``fn`` for ``value.meth(...)`` on values of ``types`` (``x.sum()``); it
     returns None for a method it does not model (the call is then followed as Python's)."""
@@ -159,8 +171,6 @@ HOOK_NAMES = (
     "compare",      # (it, a, b, node) -> the value of a comparison of arrays
     "unary",        # (it, op node, value, node) -> the value of -x, +x, ~x on an array
     "index",        # (it, array, subscript node, env, ctx) -> x[...]
-    "library_index",  # (it, value, subscript node, env, ctx) -> a library value's v[...]
-    #                   (``x.at[i]``), or None
     "arguments",    # (it, callee, args, ctx) -> None: check a call's arguments
     "parameter",    # (it, annotation, value, bindings, env, ctx) -> a parameter's value
     "passed",       # (it, shard_map value, node, ctx) -> None: passed to a function
@@ -262,6 +272,10 @@ def attribute_handler(v: Value) -> Optional[AttributeHandler]:
 
 def method_handler(v: Value) -> Optional[MethodHandler]:
     return _METHODS.get(type(v))
+
+
+def index_handler(v: Value) -> Optional[IndexHandler]:
+    return _INDEXES.get(type(v))
 
 
 def modelled_names() -> List[str]:

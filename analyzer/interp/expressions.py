@@ -10,7 +10,7 @@ import libcst as cst
 
 from .. import transfer as tr
 from ..events import MeshCtx
-from ..api import as_sequence, attribute_handler, get_hook
+from ..api import as_sequence, attribute_handler, get_hook, index_handler
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, ProjectModule, QualName,
                       ShardingVal, SpecChoice, SpecVal, TupleVal, Value, const_int, const_str, join,
                       merge_item)
@@ -282,8 +282,9 @@ class ExpressionsMixin(InterpreterBase):
         base = as_sequence(self.ev(e.value, env, ctx))  # spec[0], spec[:-1]: a tuple
         if isinstance(base, ArrayVal):
             return get_hook("index")(self, base, e, env, ctx)
-        if not isinstance(base, (TupleVal, DictVal, Const)) and base is not UNKNOWN:
-            library = get_hook("library_index")(self, base, e, env, ctx)
+        indexed = index_handler(base)
+        if indexed is not None:
+            library = indexed(self, base, e, env, ctx)
             if library is not None:
                 return library
         if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):

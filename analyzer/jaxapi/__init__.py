@@ -9,6 +9,7 @@ from . import constructors as constructors
 from . import control_flow as control_flow
 from . import filter_tables as filter_tables
 from . import flax_linen as flax_linen
+from . import initializers as initializers
 from . import flax_nnx as flax_nnx
 from . import jit as jit
 from . import logical as logical

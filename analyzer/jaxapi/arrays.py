@@ -25,7 +25,8 @@ from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, JitVal, PartialVal, Qua
 from .constructors import resolve_reshape, unmodelled
 from .mesh import check_meshes
 from .placement import check_out_sharding
-from ..api import ApiCall, ApiContext, attribute_of, hook, method_of, models, models_prefix
+from ..api import (ApiCall, ApiContext, attribute_of, hook, index_of, method_of, models,
+                   models_prefix)
 from .specs import out_sharding_fn
 
 
@@ -202,13 +203,12 @@ _UPDATES = ("set", "add", "subtract", "multiply", "mul", "divide", "power", "min
             "apply")
 
 
-@hook("library_index")
-def library_index(it: ApiContext, base: Value, e: cst.Subscript, env: Env,
-                  ctx: MeshCtx) -> Optional[Value]:
-    if isinstance(base, AtVal):
-        items, parts = _index_items(it, e, env, ctx)
-        return AtIndexVal(base.array, tuple(items), tuple(parts), e)
-    return None
+@index_of(AtVal)
+def at_index(it: ApiContext, base: Value, e: cst.Subscript, env: Env,
+             ctx: MeshCtx) -> Optional[Value]:
+    assert isinstance(base, AtVal)
+    items, parts = _index_items(it, e, env, ctx)
+    return AtIndexVal(base.array, tuple(items), tuple(parts), e)
 
 
 @method_of(AtIndexVal)

@@ -46,8 +46,9 @@ from ..events import MeshCtx, SpecUse
 from ..interp.state import Arg, GradVal
 from ..values import (UNKNOWN, ArrayVal, Const, InstanceVal, JitVal, MeshVal, PartialVal,
                       PytreeNodeVal, QualName, SpecVal, TupleVal, Value, const_int, int_tuple)
-from ..api import ApiCall, ApiContext, attribute_of, calls, get_hook, method_of, models
+from ..api import ApiCall, ApiContext, attribute_of, calls, get_hook, index_of, method_of, models
 from .logical import LogicalResolution, context_rules, names_of, rules_of, spec_entries
+from .initializers import default_dtype
 from .specs import out_sharding_fn, spec_dims
 
 
@@ -61,6 +62,7 @@ class NnxInitializer(Value):
     names_node: Optional[cst.CSTNode]
     mesh: Optional[Value] = None  # the mesh= metadata, when given
     rules: Optional[Value] = None  # the sharding_rules= metadata, when given
+    dtype: Optional[str] = None  # the wrapped initializer's default dtype, when known
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,16 +83,18 @@ def with_partitioning(it: ApiContext, c: ApiCall) -> Value:
     rules = c.args.kw.get("sharding_rules")
     return NnxInitializer(sharding, c.args.node(1, "sharding"),
                           mesh.value if mesh is not None else None,
-                          rules.value if rules is not None else None)
+                          rules.value if rules is not None else None,
+                          default_dtype(c.args.get(0, "initializer")))
 
 
 @calls(NnxInitializer)
 def call_initializer(it: ApiContext, callee: Value, c: ApiCall) -> Value:
-    """``init(key, shape, dtype=float32)``: the raw value (its sharding unknown: the
-    wrapped initializer may be any function), boxed with the metadata."""
+    """``init(key, shape, dtype=...)``: the raw value (its sharding unknown: the wrapped
+    initializer may be any function; its dtype the one given, or a known initializer's
+    default), boxed with the metadata."""
     assert isinstance(callee, NnxInitializer)
     shape = int_tuple(c.args.get(1, "shape"))
-    dtype = ops.dtype_of(c.args.get(2, "dtype")) if c.args.given(2, "dtype") else None
+    dtype = ops.dtype_of(c.args.get(2, "dtype")) if c.args.given(2, "dtype") else callee.dtype
     return NnxBoxed(ArrayVal(shape, node=c.node, dtype=dtype, dims=None), callee)
 
 
@@ -107,6 +111,17 @@ def variable_attribute(it: ApiContext, base: Value, attr: str, node: cst.CSTNode
                        ctx: MeshCtx) -> Value:
     assert isinstance(base, NnxVariable)
     return base.value if attr == "value" else UNKNOWN
+
+
+@index_of(NnxVariable)
+def variable_index(it: ApiContext, base: Value, e: cst.Subscript, env: Any,
+                   ctx: MeshCtx) -> Optional[Value]:
+    """``param[...]``, ``param[i]``: flax 0.12.8's ``Variable.__getitem__`` indexes the
+    value it holds."""
+    assert isinstance(base, NnxVariable)
+    if not isinstance(base.value, ArrayVal):
+        return None
+    return get_hook("index")(it, base.value, e, env, ctx)
 
 
 @models(*api.NNX_VARIABLES)

@@ -1,5 +1,6 @@
-"""Flax's built-in layers: NNX's normalisations on sharded inputs (Explicit mesh), and
-Linen's Dense and Embed through ``model.apply`` with no mesh in force."""
+"""Flax's built-in layers: NNX's normalisations on sharded inputs (Explicit mesh), an
+NNX parameter made by a known initializer and indexed, and Linen's Dense and Embed
+through ``model.apply`` with no mesh in force."""
 import jax
 import jax.numpy as jnp
 from flax import linen as nn
@@ -30,6 +31,12 @@ def main():
         rms = rms_norm(cols)
         unbiased = plain(rows)
         low = half(rows)
+        init = nnx.initializers.xavier_uniform()
+        kernel = nnx.Param(nnx.with_partitioning(init, (None, "y"))(jax.random.key(0), (16, 8)))
+        held = kernel[...]
+        first_row = kernel[0]
+        projected = jnp.einsum("bd,dk->bk", rows, kernel[...])
+        raw = init(jax.random.key(1), (4, 4))  # unknown: the sample's sharding is not followed
     model = Classifier()
     tokens = jnp.zeros((4, 6), jnp.int32)
     variables = model.init(jax.random.key(0), tokens)
