@@ -174,7 +174,8 @@ HOOK_NAMES = (
     "arguments",    # (it, callee, args, ctx) -> None: check a call's arguments
     "parameter",    # (it, annotation, value, bindings, env, ctx) -> a parameter's value
     "passed",       # (it, shard_map value, node, ctx) -> None: passed to a function
-    "module_param",  # (it, call node, args, ctx) -> None: Linen's self.param(name, boxed init, ...)
+    "module_param",  # (it, call node, receiver, args, ctx) -> the value of Linen's
+    #                  self.param(name, init, ...), or None
     "sequence",     # (value) -> a TupleVal, or None: a library value Python sees as a tuple
     #                 (a PartitionSpec: its entries), for indexing, unpacking and loops
     "value_binop",  # (op, a, b, node) -> a value, or None: an operator on such a value

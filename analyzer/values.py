@@ -366,6 +366,7 @@ class LogicalInit(Value):
     names: Tuple[Any, ...]
     node: Any = None
     rules_given: bool = False  # its own rules= (else those in force when it is unboxed)
+    dtype: Optional[str] = None  # the wrapped initializer's default dtype, when known
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,7 +14,7 @@ from ..provenance import built_by_helper
 from ..api import ApiCall, as_sequence, callee_handler, get_hook, handler_for, method_handler
 from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ArrayVal, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
-                      IteratorVal, LogicalInit, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal,
+                      IteratorVal, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal,
                       Value, const_int, join, merge_item)
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
@@ -43,8 +43,10 @@ class CallsMixin(InterpreterBase):
             base = self.ev(func.value, env, ctx)
             meth = func.attr.value
             args = self.eval_args(e, env, ctx)
-            if meth == "param" and len(args) >= 2 and isinstance(args[1].value, LogicalInit):
-                get_hook("module_param")(self, e, args, ctx)  # a Linen parameter, boxed
+            if meth == "param" and len(args) >= 2:  # a Linen module's parameter
+                made = get_hook("module_param")(self, e, base, args, ctx)
+                if made is not None:
+                    return made
             if isinstance(base, QualName):
                 name = self.profile.canonical(f"{base.name}.{meth}")
                 get_hook("reference")(self, name, func, "call")

@@ -184,7 +184,9 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             # the logical axis rules all callers run it under stay in force in it
             rules = first.logical_rules if all(
                 c.logical_rules == first.logical_rules for c in ctxs[1:]) else None
-            return MeshCtx(known=True, mesh=first.mesh, bound_axes=None, logical_rules=rules)
+            # the mesh is JAX's context mesh for it if it is so for every caller
+            return MeshCtx(known=True, mesh=first.mesh, bound_axes=None, logical_rules=rules,
+                           abstract=all(c.abstract for c in ctxs))
         return UNKNOWN_CTX
 
     def register(self, fv: FuncVal) -> FuncInfo:

@@ -80,6 +80,10 @@ def _result(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> Value:
     if short == "axis_size":
         return Const(n_ax) if n_ax is not None else UNKNOWN
     x = c.args.pos[0] if c.args.pos else UNKNOWN
+    if short == "psum" and isinstance(x, Const) and type(x.value) in (int, float):
+        # a Python number: JAX 0.10.2 returns the number times the axes' size, a Python
+        # number too (``psum(x.shape[0], 'data')`` counts the rows of every shard)
+        return Const(x.value * n_ax) if n_ax is not None else UNKNOWN
     vx = varying_of(x)
     if vx is None:
         return UNKNOWN

@@ -15,19 +15,25 @@ What flax 0.12.8 does, read from its source (``flax/linen/module.py``,
 - ``nn.Dense(features)(x)``: ``x``'s shape with its last dim replaced by ``features``
   (``lax.dot_general`` with a ``(x.shape[-1], features)`` kernel);
   ``nn.Embed(num_embeddings, features)(ids)``: ``ids``' shape plus ``features``
-  (``jnp.take`` of the table); an input that is not an integer array raises.
+  (``jnp.take`` of the table); an input that is not an integer array raises;
+  ``nn.LayerNorm()(x)``/``nn.RMSNorm()(x)``: ``x``'s shape. With the default dtypes
+  (float32 parameters, ``dtype=None``) each output is float32.
+- ``self.param(name, init, shape)`` (``logical.module_param``): ``init(rng, shape)``.
+- Types: where the mesh in force is known and has no Explicit axis (or there is none),
+  no parameter's type names an axis, so a layer's output is typed from its input's
+  type; elsewhere its sharding is left unknown (the variables may be placed anywhere).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 from sharding_types import AxisType
 
 from .. import logical_axes as la
 from .. import transfer as tr
-from ..events import SpecUse
+from ..events import MeshCtx, SpecUse
 from ..values import (UNKNOWN, ArrayVal, ClassVal, Const, FuncVal, InstanceVal, LogicalInit,
                       PartialVal, QualName, SpecVal, Value, const_int)
 from ..api import ApiCall, ApiContext, calls, hook, models
@@ -111,8 +117,9 @@ def run_library_callable(it: ApiContext, f: Value, c: ApiCall) -> bool:
 # -- layers --------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class LinenLayer(Value):
-    """``nn.Dense(features)`` / ``nn.Embed(num_embeddings, features)``, before its call:
-    its parameters' initializers, where ``nn.with_logical_partitioning`` boxed them."""
+    """``nn.Dense(features)`` / ``nn.Embed(num_embeddings, features)`` / ``nn.LayerNorm()``
+    / ``nn.RMSNorm()``, before its call: its parameters' initializers, where
+    ``nn.with_logical_partitioning`` boxed them."""
 
     kind: str
     features: int
@@ -163,6 +170,24 @@ def _default_dtypes(c: ApiCall) -> bool:
     return not any(k in c.args.kw for k in ("dtype", "param_dtype", "promote_dtype"))
 
 
+_NORMS = ("flax.linen.LayerNorm", "flax.linen.normalization.LayerNorm", "flax.linen.RMSNorm",
+          "flax.linen.normalization.RMSNorm")
+# keywords that change what a norm reduces over, or drop its float32 parameters
+_NORM_UNFOLLOWED = ("reduction_axes", "feature_axes", "axis_name", "axis_index_groups",
+                    "use_scale", "use_bias", "use_fast_variance", "force_float32_reductions")
+
+
+@models(*_NORMS)
+def norm(it: ApiContext, c: ApiCall) -> Value:
+    """``nn.LayerNorm()`` / ``nn.RMSNorm()``: over the last dim, with a float32 ``scale``
+    (and LayerNorm's ``bias``) of that dim's size; the output has the input's shape."""
+    it.pass_functions(c.args.args, c.ctx)
+    if c.args.starred or c.args.pos or any(k in c.args.kw for k in _NORM_UNFOLLOWED):
+        return UNKNOWN
+    return LinenLayer(c.name.rsplit(".", 1)[1], 0, inits=_boxed_inits(c, "scale_init", "bias_init"),
+                      float32=_default_dtypes(c))
+
+
 @calls(LinenLayer)
 def call_layer(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     """The layer's parameters made and unboxed (its first call in ``init``), and the
@@ -175,7 +200,13 @@ def call_layer(it: ApiContext, callee: Value, c: ApiCall) -> Value:
             or x.shape is None:
         return UNKNOWN
     shape: Tuple[Optional[int], ...]
-    if callee.kind == "Dense":
+    shapes: Dict[str, Tuple[Optional[int], ...]]
+    if callee.kind in ("LayerNorm", "RMSNorm"):
+        if not x.shape:
+            return UNKNOWN
+        shape = x.shape
+        shapes = {"scale": (x.shape[-1],), "bias": (x.shape[-1],)}
+    elif callee.kind == "Dense":
         if not x.shape:
             return UNKNOWN
         shape = x.shape[:-1] + (callee.features,)
@@ -196,9 +227,18 @@ def call_layer(it: ApiContext, callee: Value, c: ApiCall) -> Value:
 def _untyped_sharding(it: ApiContext, c: ApiCall, x: ArrayVal) -> bool:
     """Whether no sharding shows in the types here: the input's type is unsharded, and
     the mesh in force (if any) has no Explicit axis, so no parameter's type is sharded."""
-    if x.dims is None or any(x.dims) or x.varying != frozenset() or not c.ctx.known:
+    if x.dims is None or any(x.dims) or x.varying != frozenset():
         return False
-    mesh = it.context_mesh(c.ctx)
+    return untyped_here(it, c.ctx)
+
+
+def untyped_here(it: ApiContext, ctx: MeshCtx) -> bool:
+    """Whether the mesh in force here is known and has no Explicit axis (or there is
+    none), so that a Linen module's parameters, made or unboxed here, name no axis in
+    their types."""
+    if not ctx.known:
+        return False
+    mesh = it.context_mesh(ctx)
     return mesh is None or (mesh.types is not None
                             and all(t != AxisType.Explicit for t in mesh.types))
 

@@ -1,5 +1,6 @@
 """Parameter initializers: ``jax.nn.initializers`` and Flax's re-exports of them
-(``nnx.initializers``, ``nn.initializers``).
+(``nnx.initializers``, ``nn.initializers``, which add the factories ``zeros_init()``
+and ``ones_init()``).
 
 A factory (``lecun_normal()``, ``normal(0.02)``, ``variance_scaling(...)``) returns an
 initializer, a function ``init(key, shape, dtype=<the factory's dtype>)``; ``zeros`` and
@@ -24,6 +25,8 @@ _FACTORIES = ("constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",
               "normal", "orthogonal", "truncated_normal", "uniform", "variance_scaling",
               "xavier_normal", "xavier_uniform")
 _FUNCTIONS = ("zeros", "ones")
+# flax's factories of those two (``nn.initializers.zeros_init()``)
+_FLAX_FACTORIES = ("zeros_init", "ones_init")
 FUNCTION_NAMES = frozenset(f"{m}.{n}" for m in _MODULES for n in _FUNCTIONS)
 _DEFAULT = "float32"  # jnp.float_ with x64 off
 
@@ -35,7 +38,8 @@ class InitializerVal(Value):
     dtype: Optional[str]  # None: the factory's dtype= is not known
 
 
-@models(*(f"{m}.{n}" for m in _MODULES for n in _FACTORIES))
+@models(*(f"{m}.{n}" for m in _MODULES for n in _FACTORIES),
+        *(f"{m}.{n}" for m in _MODULES[1:] for n in _FLAX_FACTORIES))
 def factory(it: ApiContext, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx)
     given = c.args.kw.get("dtype")

@@ -84,7 +84,10 @@ def _placed_type(it: ApiContext, c: ApiCall, x: ArrayVal, placed: ArrayVal,
         it.prove(ConstraintConflict(dims, x), c.node)
     if constraint and mesh is not None and mesh.types is not None \
             and any(t != AxisType.Explicit for t in mesh.types):
-        dims = None  # on Auto axes the constraint is a hint the compiler may move
+        # on Auto axes the constraint is a hint the compiler may move, which no type
+        # shows: an array whose type names no axis keeps that type on an all-Auto mesh
+        auto = all(t == AxisType.Auto for t in mesh.types)
+        dims = x.dims if auto and x.dims is not None and not any(x.dims) else None
     return replace(placed, dtype=tr.canonical_dtype(x.dtype) if x.numpy else x.dtype,
                    weak=False if x.numpy else x.weak, dims=dims, varying=x.varying,
                    unreduced=frozenset() if x.numpy else x.unreduced)

@@ -1,11 +1,28 @@
 """Flax's built-in layers: NNX's normalisations on sharded inputs (Explicit mesh), an
-NNX parameter made by a known initializer and indexed, and Linen's Dense and Embed
-through ``model.apply`` with no mesh in force."""
+NNX parameter made by a known initializer and indexed, Linen's Dense and Embed through
+``model.apply`` with no mesh in force, and a Linen block's ``self.param``s, norms and
+logical constraint under an Auto mesh and rules."""
 import jax
 import jax.numpy as jnp
 from flax import linen as nn
 from flax import nnx
-from jax.sharding import PartitionSpec as P
+from jax.sharding import AxisType, PartitionSpec as P
+
+
+class Block(nn.Module):
+    dim: int = 8
+
+    @nn.compact
+    def __call__(self, x):
+        kernel = self.param("kernel", nn.with_logical_partitioning(
+            nn.initializers.orthogonal(), ("embed", "mlp")), (self.dim, self.dim))
+        bias = self.param("bias", nn.with_logical_partitioning(nn.initializers.zeros_init(),
+                                                               ("mlp",)), (self.dim,))
+        scale = self.param("scale", nn.initializers.ones, (self.dim,))
+        normed = nn.LayerNorm()(x)
+        rms = nn.RMSNorm()(normed)
+        y = jnp.dot(rms, kernel) + bias
+        return nn.with_logical_constraint(y * scale, ("batch", "mlp"))
 
 
 class Classifier(nn.Module):
@@ -41,7 +58,14 @@ def main():
     tokens = jnp.zeros((4, 6), jnp.int32)
     variables = model.init(jax.random.key(0), tokens)
     logits = model.apply(variables, tokens)
-    return normed, rms, logits
+    auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    block = Block()
+    feats = jnp.ones((4, 8))
+    with jax.set_mesh(auto), nn.logical_axis_rules((("batch", "data"), ("embed", None),
+                                                    ("mlp", "model"))):
+        block_vars = jax.jit(block.init)(jax.random.key(0), feats)
+        out = jax.jit(block.apply)(block_vars, feats)
+    return normed, rms, logits, out
 
 
 if __name__ == "__main__":

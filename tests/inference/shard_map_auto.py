@@ -20,6 +20,8 @@ def body(a, b, c):
     mixed = c + a
     local = a @ a.T
     red = a.sum(axis=0)
+    rows = jax.lax.psum(a.shape[0], "y")  # a Python int: the rows of every shard
+    share = jax.lax.psum(a.sum(0), "y") / rows
     return psxy
 
 
@@ -49,7 +51,11 @@ def main():
     d = jax.device_put(jnp.zeros((8, 16)), NamedSharding(auto, P("x", "y")))
     e = d @ jnp.zeros((16, 4))
     f = d.sum(axis=0)
-    return out, s, g, val, gr, e, f
+    with jax.set_mesh(auto):
+        hinted = jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, P("x", None)))(f[None])
+        plain = jnp.ones((8, 4))
+        kept = jax.lax.with_sharding_constraint(plain, P("x", "y"))
+    return out, s, g, val, gr, e, f, hinted, kept
 
 
 if __name__ == "__main__":
