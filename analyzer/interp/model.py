@@ -269,6 +269,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
     def common_args(info: FuncInfo) -> Optional[tuple]:
         """Positional arguments every known call passes alike (UNKNOWN where they differ)."""
         calls = [a for args in info.call_args.values() for a in args]
+        if calls and all(len(a) == 0 for a in calls):
+            return ()  # every call passes nothing positionally: the defaults hold
         if not calls or any(len(a) == 0 for a in calls):
             return None
         n = min(len(a) for a in calls)
