@@ -562,6 +562,9 @@ def _iterator(kind: str, call: CallArgs, items_of: Any) -> Value:
         if isinstance(x, ArrayVal) and x.shape and x.shape[0] is not None:
             return Const(x.shape[0])
         return UNKNOWN
+    if kind == "enumerate" and len(call.pos) == 1 and isinstance(call.pos[0], IteratorVal):
+        # over a generator's items, each one value: (a count not followed, the item)
+        return IteratorVal(TupleVal((UNKNOWN, call.pos[0].item)))
     seqs = [items_of(p) for p in call.pos]
     if not seqs or any(q is None for q in seqs):
         return UNKNOWN

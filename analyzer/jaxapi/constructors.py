@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
 import libcst as cst
@@ -172,6 +172,42 @@ def random_key(it: ApiContext, c: ApiCall) -> Value:
 def numpy_randn(it: ApiContext, c: ApiCall) -> Value:
     return ArrayVal(tuple(const_int(p) for p in c.args.pos), node=c.node, dtype="float64",
                     numpy=True)
+
+
+@dataclass(frozen=True, eq=False)
+class NumpyGeneratorVal(Value):
+    """``np.random.default_rng(seed)``: NumPy's ``Generator``; its draws are host arrays."""
+
+
+@models("numpy.random.default_rng")
+def default_rng(it: ApiContext, c: ApiCall) -> Value:
+    it.pass_functions(c.args.args, c.ctx)
+    return NumpyGeneratorVal()
+
+
+# Generator method -> (the position of ``size``, the dtype drawn unless ``dtype=`` says)
+_DRAWS = {"integers": (2, "int64"), "normal": (2, "float64"), "uniform": (2, "float64"),
+          "random": (0, "float64"), "standard_normal": (0, "float64")}
+
+
+@method_of(NumpyGeneratorVal)
+def generator_method(it: ApiContext, rng: Value, c: ApiCall) -> Optional[Value]:
+    """``rng.integers(low, high, size, dtype=np.int64)``, ``rng.normal(loc, scale,
+    size)``, ``rng.uniform(...)``, ``rng.random(size)``, ``rng.standard_normal(size)``:
+    a host array of ``size``'s shape (a scalar without one)."""
+    if c.name not in _DRAWS or c.args.starred:
+        return UNKNOWN
+    at, dtype = _DRAWS[c.name]
+    if c.args.given(at, "size"):
+        shape = int_tuple(c.args.get(at, "size"))
+    else:
+        shape = ()
+    given = c.args.kw.get("dtype")
+    if given is not None:
+        dtype = ops.dtype_of(given.value)
+    elif c.name == "integers" and len(c.args.pos) > 3:
+        dtype = ops.dtype_of(c.args.pos[3])
+    return ArrayVal(shape, node=c.node, dtype=dtype, numpy=True)
 
 
 @models_prefix("numpy.random.")

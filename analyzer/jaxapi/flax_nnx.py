@@ -311,7 +311,9 @@ def embed(it: ApiContext, c: ApiCall) -> Value:
     num, features = const_int(c.args.get(0, "num_embeddings")), const_int(c.args.get(1, "features"))
     if c.args.starred or num is None or features is None:
         return UNKNOWN
-    table = _make_param(it, c, "embedding_init", (num, features), False)
+    # the default init (variance_scaling, a jax.random sample) is replicated on the context
+    # mesh: flax 0.12.8 / JAX 0.10.2 type nnx.Embed(8, 16)'s table float32[8,16] there
+    table = _make_param(it, c, "embedding_init", (num, features), True)
     return NnxLayer("Embed", (("embedding", table),),
                     _options(c) + (("num_embeddings", num), ("features", features)), c.node)
 

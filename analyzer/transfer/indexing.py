@@ -102,8 +102,10 @@ def index(x: ArrayVal, items: Sequence[Item], traced: bool = False,
         else:
             unknown = True
         d += 1
-    if unknown or dims is None:
+    if unknown:
         return ArrayVal(None, varying=x.varying, dtype=x.dtype, weak=x.weak)
+    if dims is None:  # the shape all the same (a host array's, or one of unknown sharding)
+        return derived(x, shape=tuple(out_shape))
     return derived(x, shape=tuple(out_shape), dims=tuple(out_dims))
 
 

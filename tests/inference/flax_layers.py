@@ -54,6 +54,9 @@ def main():
         first_row = kernel[0]
         projected = jnp.einsum("bd,dk->bk", rows, kernel[...])
         raw = init(jax.random.key(1), (4, 4))  # unknown: the sample's sharding is not followed
+        positions = nnx.Embed(8, 16, rngs=nnx.Rngs(0))
+        where = jnp.arange(8)[None, :]
+        placed = positions(where)
     model = Classifier()
     tokens = jnp.zeros((4, 6), jnp.int32)
     variables = model.init(jax.random.key(0), tokens)
