@@ -410,6 +410,11 @@ LAYOUT = rows(
     Row("jnp.repeat(x, 2, axis=0)", (A,), expect=Raises(
         None, "Please pass sharding to `jnp.repeat` via `out_sharding`"), static=UNKNOWN),
     Row("jnp.tril(x)", (C,), expect=C),
+    Row("jnp.broadcast_to(x, (3, 8, 16))", ("float32[8@x,1]",), expect="float32[3,8@x,16]"),
+    Row("jnp.broadcast_to(x, (2, 8, 16))", (C,), expect="float32[2,8@x,16@y]"),
+    Row("jnp.broadcast_to(x, (3, 8, 16))", ("float32[16]",), expect="float32[3,8,16]"),
+    Row("jnp.broadcast_to(x, (2, 8, 16), out_sharding=P(None, 'x', 'y'))", (B,),
+        expect="float32[2,8@x,16@y]"),
     Row("jnp.triu(x, 1)", (A,), expect=A),
 )
 

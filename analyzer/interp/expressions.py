@@ -26,6 +26,9 @@ _MAX_UNROLL = 16  # comprehensions/loops over at most this many known items are 
 _MAX_REPEAT = 64  # (a, b) * n is built only for small n
 
 
+_BUILTIN_BOOL = QualName("builtins.bool")
+
+
 class ExpressionsMixin(InterpreterBase):
     """The expression half of the interpreter (mixed into ``Interpreter``)."""
 
@@ -39,7 +42,10 @@ class ExpressionsMixin(InterpreterBase):
         if t is cst.Name:
             if e.value in ("None", "True", "False"):  # type: ignore[attr-defined]  # a Name
                 return Const({"None": None, "True": True, "False": False}[e.value])  # type: ignore[attr-defined]
-            return env.lookup(e.value)  # type: ignore[attr-defined]  # a Name
+            v = env.lookup(e.value)  # type: ignore[attr-defined]  # a Name
+            if v is UNKNOWN and e.value == "bool" and not env.binds("bool"):  # type: ignore[attr-defined]
+                return _BUILTIN_BOOL  # the builtin type (a dtype: jnp.ones(n, bool))
+            return v
         if t is cst.Attribute:
             return self.attribute(e, env, ctx)  # type: ignore[arg-type]  # an Attribute
         if t is cst.Call:

@@ -34,6 +34,15 @@ class Env:
             env = env.parent
         return UNKNOWN
 
+    def binds(self, name: str) -> bool:
+        """Whether ``name`` is bound in this scope or an enclosing one."""
+        env: Optional[Env] = self
+        while env is not None:
+            if name in env.vars:
+                return True
+            env = env.parent
+        return False
+
     def rebind(self, name: str, v: Value) -> None:
         """Set ``name`` where it is bound (the nearest scope that holds it), else here:
         what a call that changes the object a name holds leaves it holding."""

@@ -197,7 +197,8 @@ def generator_method(it: ApiContext, rng: Value, c: ApiCall) -> Optional[Value]:
     a host array of ``size``'s shape (a scalar without one)."""
     if c.name not in _DRAWS or c.args.starred:
         return UNKNOWN
-    at, dtype = _DRAWS[c.name]
+    at, default = _DRAWS[c.name]
+    dtype: Optional[str] = default
     if c.args.given(at, "size"):
         shape = int_tuple(c.args.get(at, "size"))
     else:

@@ -214,6 +214,27 @@ def repeat(op: str, x: ArrayVal, repeats: int, axis: int, has_out: bool,
     return derived(x, shape=shape)
 
 
+def broadcast_to(op: str, x: ArrayVal, shape: Tuple[int, ...], has_out: bool,
+                 out: Optional[OutSpec]) -> Optional[ArrayVal]:
+    """``jnp.broadcast_to(x, shape)``: new leading dims and grown size-1 dims are
+    unsharded, the others keep their sharding (JAX 0.10.2: ``float32[8@x,1]`` to
+    ``(3, 8, 16)`` is ``float32[3,8@x,16]``); ``out_sharding=`` gives the result's."""
+    n = rank(x)
+    if n is None or x.shape is None or len(shape) < n:
+        return None
+    lead = len(shape) - n
+    for have, want in zip(x.shape, shape[lead:]):
+        if have is None or (have != want and have != 1):
+            return None  # does not broadcast (JAX raises), or a size unknown
+    if has_out:
+        return derived(x, shape=shape, dims=out[0], unreduced=out[1]) if out is not None else None
+    if x.dims is None:
+        return derived(x, shape=shape, dims=None)
+    dims = ((),) * lead + tuple(d if have == want else ()
+                                for d, have, want in zip(x.dims, x.shape, shape[lead:]))
+    return derived(x, shape=shape, dims=dims)
+
+
 # -- how calls read their arguments ---------------------------------------------------------
 def _read_transpose(c: Call) -> Optional[tuple]:
     x = c.array(0, "a")
@@ -308,6 +329,14 @@ def _read_repeat(c: Call) -> Optional[tuple]:
     return (c.name, x, r, axis, c.has_out_sharding, c.out(rank(x)))
 
 
+def _read_broadcast_to(c: Call) -> Optional[tuple]:
+    x, v = c.array(0, "array"), c.arg(1, "shape")
+    shape = int_tuple(v) if v is not None else None
+    if x is None or shape is None or None in shape:
+        return None
+    return (c.name, x, shape, c.has_out_sharding, c.out(len(shape)))
+
+
 def _read_ravel(c: Call) -> Optional[tuple]:
     x = c.array(0, "a")
     return (c.name, x, (-1,), c.sizes) if x is not None else None
@@ -325,4 +354,5 @@ register(OPS, ["jax.numpy.reshape", "jax.lax.reshape"], Op(reshape_to, _read_res
 register(OPS, ["jax.Array.reshape"], Op(reshape_to, _read_method_reshape))
 register(OPS, ["jax.numpy.ravel", "jax.Array.ravel", "jax.Array.flatten"], Op(reshape, _read_ravel))
 register(OPS, ["jax.numpy.split"], Op(split, _read_split))
+register(OPS, ["jax.numpy.broadcast_to"], Op(broadcast_to, _read_broadcast_to))
 register(OPS, ["jax.numpy.repeat", "jax.Array.repeat"], Op(repeat, _read_repeat))

@@ -1,8 +1,10 @@
 """Array constructors placed with ``device=``, dtypes they default to or are told, and
 indexing under jit (JAX 0.10.2: eager device= places the result, a traced zeros/ones/
-full/empty ignores it, arange keeps it in both)."""
+full/empty ignores it, arange keeps it in both); host arrays NumPy's Generator draws,
+through a generator function into device_put; the builtin ``bool`` as a dtype."""
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 
@@ -53,7 +55,28 @@ def traced(a):
     return r, head, cols
 
 
+def host_batches(steps):
+    """A data loader: NumPy's Generator draws host arrays, sliced into a batch dict."""
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        tokens = rng.integers(0, 64, size=(8, 9), dtype=np.int32)
+        yield {"inputs": tokens[:, :-1], "targets": tokens[:, 1:]}
+
+
+def loaded():
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    rows = NamedSharding(mesh, P("x", None))
+    for _step, batch in enumerate(host_batches(2)):
+        placed = jax.device_put(batch, rows)
+        inputs = placed["inputs"]
+    draws = jnp.asarray(np.random.default_rng(1).integers(0, 9, (4, 6)), jnp.int32)
+    mask = jnp.tril(jnp.ones((4, 4), bool))
+    spread = jnp.broadcast_to(jnp.where(mask, 0.0, -1e9), (2, 4, 4))
+    return inputs, draws, spread
+
+
 def main():
+    loaded()
     made(jnp.int8)
     loose(getattr(jnp, "float" + "16"))
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
