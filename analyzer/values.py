@@ -488,3 +488,6 @@ class InstanceVal(Value):
     assumed: bool = False
     made: bool = False
     written: frozenset = frozenset()
+    # ``shardcheck specs``: how an assumed instance was made, as its assumptions name it
+    # (``ShardingConfig.get_default_sharding()``; the class's name where empty)
+    shown: str = ""

@@ -22,7 +22,7 @@ from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, ca
                       construct, field_default, python_config_instance,
                       yaml_config_instance)
 from .objects import _method as class_method
-from .objects import all_fields
+from .objects import all_fields, default_instance
 from .objects import lookup as class_lookup
 from .instances import SELF_KEY, forget_writes, read_attribute, run_method, stores_on_self
 from .instances import construct as construct_instance
@@ -459,6 +459,8 @@ class CallsMixin(InterpreterBase):
                 v = self.ev(p.default, env, ctx)
             elif self.assume_defaults and args is None:
                 v = self._assumed_default(node, p, env, ctx)
+            if self.assume_defaults and v is UNKNOWN:  # annotated with a source class
+                v = self._assumed_instance(node, -1, p, env, ctx)
             env.vars[p.name.value] = v
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
@@ -498,11 +500,11 @@ class CallsMixin(InterpreterBase):
                     for d in node.decorators):
                 return InstanceVal(cls, assumed=True)
         if p.annotation is not None:
-            ann = p.annotation.annotation
+            ann = _optional_of(p.annotation.annotation)
             if isinstance(ann, (cst.Name, cst.Attribute)):
                 cls = self.ev(ann, env, ctx)
                 if isinstance(cls, ClassVal) and not (cls.opaque and p.name.value in CONFIG_NAMES):
-                    return InstanceVal(cls, assumed=True)
+                    return default_instance(self, cls, ctx) or InstanceVal(cls, assumed=True)
                 if isinstance(cls, QualName) and cls.name in CONFIG_DICTS:
                     return self._python_config() or UNKNOWN
         if p.name.value in CONFIG_NAMES:  # `def train(config, ...)`: the run's YAML config
@@ -515,6 +517,18 @@ class CallsMixin(InterpreterBase):
         if self.python_config is None:
             return None
         return python_config_instance(*self.python_config)
+
+
+def _optional_of(ann: cst.BaseExpression) -> cst.BaseExpression:
+    """``A`` of an annotation ``A | None``, ``None | A`` or ``Optional[A]``; else ``ann``."""
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        for a, b in ((ann.left, ann.right), (ann.right, ann.left)):
+            if isinstance(b, cst.Name) and b.value == "None":
+                return a
+    if isinstance(ann, cst.Subscript) and dotted(ann.value) in ("Optional", "typing.Optional") \
+            and len(ann.slice) == 1 and isinstance(ann.slice[0].slice, cst.Index):
+        return ann.slice[0].slice.value
+    return ann
 
 
 def _none_config(p: cst.Param, v: Value) -> bool:

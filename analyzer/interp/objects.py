@@ -190,6 +190,40 @@ def _method(cls: ClassVal, attr: str) -> Optional[Tuple[cst.FunctionDef, ClassVa
     return None
 
 
+_DEFAULT_MAKERS = 4  # the static/class methods tried, at most
+
+
+def default_instance(it: Any, cls: ClassVal, ctx: Any) -> Optional[InstanceVal]:
+    """``shardcheck specs``: a config class whose fields are not all declared with a
+    default, but which says how it is made by default: a static or class method with
+    ``default`` in its name that takes no argument (``get_default_sharding()`` of
+    tunix's and gemma's sharding configs) and returns an instance of the class. That
+    instance, its fields read as assumed; None where there is no such method."""
+    if cls.opaque or not cls.dataclass or all(lookup(cls, name) is not None
+                                                for name, _ in cls.fields):
+        return None
+    tried = 0
+    for s in cls.node.body.body:  # type: ignore[attr-defined]  # a ClassDef
+        if not (isinstance(s, cst.FunctionDef) and "default" in s.name.value.lower()):
+            continue
+        kinds = {dotted(d.decorator) for d in s.decorators}
+        params = list(s.params.posonly_params) + list(s.params.params)
+        if "classmethod" in kinds:
+            params = params[1:]
+        elif "staticmethod" not in kinds:
+            continue
+        if any(p.default is None for p in params + list(s.params.kwonly_params)):
+            continue
+        tried += 1
+        if tried > _DEFAULT_MAKERS:
+            break
+        fv = FuncVal(s, s.name.value, cls.env)
+        made = it.eval_return(fv, (cls,) if "classmethod" in kinds else (), {}, ctx)
+        if isinstance(made, InstanceVal) and made.cls is cls:
+            return InstanceVal(cls, made.given, assumed=True, shown=f"{cls.name}.{s.name.value}()")
+    return None
+
+
 def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value:
     """``inst.attr``: what the constructor was given, else the class's declared value
     (recorded as an assumption where no call in view made the instance); a field with no
@@ -197,8 +231,8 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
     cls = inst.cls
     for k, v in inst.given:
         if k == attr:
-            if inst.assumed:  # a Python config's get_config() set it
-                it.assumed.append(f"{cls.name}.{attr}")
+            if inst.assumed:  # a Python config's get_config() set it, or a default maker
+                it.assumed.append(f"{inst.shown or cls.name}.{attr}")
             return v
     if not it.assume_defaults:  # check: a method's self, a mesh the set-up stores
         from .set_up import set_up_mesh

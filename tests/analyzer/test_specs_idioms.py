@@ -698,3 +698,43 @@ def test_what_a_set_up_method_stores_is_read_by_the_other_methods(jax8):
     assert res["status"] == "ok", res
     assert [_as_written(r) for r in res["result"][:2]] == [test.spec, place.spec]
     assert tuple(res["result"][2]) == ("data", "model")
+
+
+def test_a_config_with_a_default_maker_is_read_as_the_default_it_makes(jax8):
+    """A config parameter annotated ``Cfg | None`` (or ``Optional[Cfg]``, keyword-only or
+    not) with no call in view, whose class declares no field defaults but a static
+    method with ``default`` in its name that takes no argument: the map reads the
+    instance that method makes, and says so. flax, run with that instance, places the
+    parameters and the activation exactly so."""
+    from jax_snippets import run_snippets
+    from shardcheck.analyzer.config import Config
+    path = PROGRAMS / "default_makers.py"
+    sites = sharding_sites(path.read_text(), str(path), Config(assume_defaults=True))
+    got = {(s.row, s.kind): (s.spec, s.assumes) for s in sites}
+    maker = "ShardingConfig.get_default_sharding()"
+    fields = (f"{maker}.kernel", f"{maker}.bias", f"{maker}.act")
+    assert got == {  # each body's assumptions so far (self.shd_config: __init__'s reads too)
+        (31, "partitioning"): ("P('data', 'model')", fields[:1]),
+        (33, "partitioning"): ("P('model')", fields[:2]),
+        (40, "with_sharding_constraint"): ("P('data', None, 'model')", fields),
+        (45, "with_sharding_constraint"): ("P('data', None, 'model')", fields[2:])}
+    checked = sharding_sites(path.read_text(), str(path))
+    assert all(s.spec is None for s in checked)  # `check` assumes no config
+    program = path.read_text() + textwrap.dedent("""
+        import jax.numpy as jnp
+        from jax.sharding import AxisType
+        mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+        with jax.set_mesh(mesh):
+            cfg = ShardingConfig.get_default_sharding()
+            layer = Projection(16, rngs=nnx.Rngs(0), shd_config=cfg)
+            y = jax.jit(layer)(jnp.ones((4, 2, 16)))
+            z = jax.jit(embed, static_argnums=1)(jnp.ones((4, 2, 16)), cfg)
+        RESULT = [repr(v.sharding.spec) for v in
+                  (layer.proj.kernel[...], layer.proj.bias[...], y, z)]
+        """)
+    (res,) = run_snippets([program])
+    assert res["status"] == "ok", res
+    assert [_as_written(r) for r in res["result"]] == [
+        _without_trailing_none(got[k][0]) for k in [(31, "partitioning"), (33, "partitioning"),
+                                                   (40, "with_sharding_constraint"),
+                                                   (45, "with_sharding_constraint")]]
