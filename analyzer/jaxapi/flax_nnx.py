@@ -47,7 +47,8 @@ from ..interp.state import Arg, GradVal
 from ..values import (UNKNOWN, ArrayVal, Const, InstanceVal, JitVal, MeshVal, PartialVal,
                       PytreeNodeVal, QualName, SpecVal, TupleVal, Value, const_int, int_tuple)
 from ..api import ApiCall, ApiContext, attribute_of, calls, get_hook, index_of, method_of, models
-from .logical import LogicalResolution, context_rules, names_of, rules_of, spec_entries
+from .logical import (LogicalResolution, context_rules, names_of, rules_of, spec_entries,
+                      unboxed_shape)
 from .initializers import default_dtype
 from .specs import out_sharding_fn, spec_dims
 
@@ -136,7 +137,8 @@ def variable(it: ApiContext, c: ApiCall) -> Value:
             mesh, rules = c.args.kw.get("mesh"), c.args.kw.get("sharding_rules")
             init = NnxInitializer(a.value, a.node, mesh.value if mesh is not None else None,
                                   rules.value if rules is not None else None)
-            return NnxVariable(shard_value(it, c.ctx, c.node, _raw(value), init, "nnx.Param"))
+            return NnxVariable(shard_value(it, c.ctx, c.node, _raw(value), init, "nnx.Param",
+                                           at=a.node or c.node))
     it.pass_functions(c.args.args, c.ctx)
     if isinstance(value, NnxBoxed):
         return NnxVariable(shard_value(it, c.ctx, c.node, value.value, value.init, "nnx.Param"))
@@ -170,8 +172,23 @@ def _site(it: ApiContext, c: ApiCall, sharding: Value, node: cst.CSTNode,
                                tuple(table.items()), on_mesh, shape), node)
     if on_mesh is not None:  # NNX shards the value on it: P(*entries) must be valid there
         spec = SpecVal(spec_entries(entries), node=node)
-        it.record("spec_uses", SpecUse(spec, node, f"{c.short}(out_sharding=)", on_mesh, shape,
+        it.record("spec_uses", SpecUse(spec, node, f"{c.short}(out_sharding=)", on_mesh,
+                                       sharded_shape(it, c.ctx, on_mesh, shape),
                                        from_context=mesh is None))
+
+
+def sharded_shape(it: ApiContext, ctx: MeshCtx, mesh: MeshVal,
+                  shape: Optional[Tuple[Optional[int], ...]]) -> Optional[Tuple[Optional[int], ...]]:
+    """The shape a variable's sharding is checked against where flax shards it, or None
+    (unchecked). On a mesh whose axes are all Explicit JAX rejects an indivisible dim
+    eagerly and traced alike; on Auto axes the sharding is a constraint, which raises
+    IndivisibleError only eagerly (flax 0.12.8 / JAX 0.10.2: ``nnx.Param(x (32, 1),
+    out_sharding=(None, 'model'))`` on a ``model: 4`` mesh raises in plain code, not
+    under ``nnx.jit``), so there the shape is checked only where no call in view may
+    trace it (as Linen's unboxing, ``logical.unboxed_shape``)."""
+    if mesh.types is not None and all(t == AxisType.Explicit for t in mesh.types):
+        return shape
+    return unboxed_shape(it, ctx, shape)
 
 
 def _eager(it: ApiContext) -> bool:
@@ -183,10 +200,12 @@ def _eager(it: ApiContext) -> bool:
 
 
 def shard_value(it: ApiContext, ctx: MeshCtx, node: cst.CSTNode, value: Value,
-                init: NnxInitializer, where: str) -> Value:
+                init: NnxInitializer, where: str, at: Optional[cst.CSTNode] = None) -> Value:
     """``value`` as a Variable with ``init``'s metadata holds it (``core.spmd.shard_value``):
     resharded onto its spec on an Explicit mesh; its type unknown where anything
-    deciding it is. The spec is checked against the shape here (where flax shards it)."""
+    deciding it is. The spec is checked against the shape here (where flax shards it),
+    reported at ``at`` (the metadata written at the call: one finding with its own
+    check there), else at ``node``."""
     if not isinstance(value, ArrayVal):
         return UNKNOWN
     unknown = replace(value, dims=None, spec=None, node=node)
@@ -213,8 +232,9 @@ def shard_value(it: ApiContext, ctx: MeshCtx, node: cst.CSTNode, value: Value,
             and all(a in mesh.names for a in axes) and len(set(axes)) == len(axes):
         # the names are valid on the mesh (else they are reported where written): the
         # shape must divide, checked where flax shards the value
-        it.record("spec_uses", SpecUse(spec, node, f"{where} variable", mesh, value.shape,
-                                       from_context=init.mesh is None, at=node))
+        it.record("spec_uses", SpecUse(spec, node, f"{where} variable", mesh,
+                                       sharded_shape(it, ctx, mesh, value.shape),
+                                       from_context=init.mesh is None, at=at or node))
     if mesh.types is None or len(set(mesh.types)) != 1 or mesh.types[0] == AxisType.Manual:
         return unknown  # mixed axis types: flax raises; unknown types: unknown
     dims = spec_dims(spec, mesh, len(value.shape), ctx)

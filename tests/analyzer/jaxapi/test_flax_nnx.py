@@ -160,6 +160,36 @@ with jax.set_mesh(mesh):
     jitted = jax.jit(step, static_argnums=0, out_shardings=shardings)  # <- SC310
     jitted(graphdef, state, jnp.ones((8, 8)))
 """, "the prefix pytree pjit out_shardings has a subtree of type"),
+    # on Auto axes a variable's sharding is a constraint: an indivisible dim raises
+    # IndivisibleError eagerly, not under nnx.jit (flax's nnx_toy_examples/10_fsdp...)
+    "auto_param_indivisible_eagerly": ("""
+from jax.sharding import AxisType
+auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+
+class Head(nnx.Module):
+    def __init__(self, rngs):
+        self.w = nnx.Param(nnx.initializers.lecun_normal()(rngs.params(), (32, 1)),
+                           out_sharding=(None, "model"))  # <- SC104
+
+with jax.set_mesh(auto):
+    Head(nnx.Rngs(0))
+""", "per-dimension tiling factors"),
+    "auto_param_indivisible_under_jit": ("""
+from jax.sharding import AxisType
+auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+
+class Head(nnx.Module):
+    def __init__(self, rngs):
+        self.w = nnx.Param(nnx.initializers.lecun_normal()(rngs.params(), (32, 1)),
+                           out_sharding=(None, "model"))
+
+@nnx.jit
+def create():
+    return Head(rngs=nnx.Rngs(0))
+
+with jax.set_mesh(auto):
+    create()
+""", None),
     "split_state_out_shardings_per_output": ("""
 class Encoder(nnx.Module):
     def __init__(self, rngs):
