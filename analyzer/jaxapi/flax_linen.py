@@ -29,16 +29,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Tuple
 
+import libcst as cst
+
 from sharding_types import AxisType
 
 from .. import logical_axes as la
+from .. import ops
 from .. import transfer as tr
 from ..events import MeshCtx, SpecUse
 from ..values import (UNKNOWN, ArrayVal, ClassVal, Const, FuncVal, InstanceVal, LogicalInit,
-                      PartialVal, QualName, SpecVal, Value, const_int)
+                      PartialVal, QualName, SpecVal, Value, const_int, int_tuple)
 from ..api import ApiCall, ApiContext, calls, hook, models
 from .flax_nnx import NNX_ACTIVATIONS
-from .logical import context_rules, spec_entries, unboxed_shape
+from .initializers import default_dtype
+from .logical import context_rules, record_param_spec, spec_entries, unboxed_shape
 
 LINEN_MODULES = ("flax.linen.Module", "flax.linen.module.Module")
 
@@ -264,6 +268,33 @@ def _unbox(it: ApiContext, c: ApiCall, name: str, init: LogicalInit,
         return
     it.record("spec_uses", SpecUse(spec, c.node, f"Linen param {name!r}", mesh,
                                    unboxed_shape(it, c.ctx, shape), from_context=True))
+
+
+@hook("module_param")
+def module_param(it: ApiContext, e: cst.Call, base: Value, args: list,
+                 ctx: MeshCtx) -> Optional[Value]:
+    """``self.param(name, init, *init_args)`` in a Linen module: ``init(rng, *init_args)``.
+
+    A boxed initializer's spec is checked where Linen unboxes it
+    (``logical.record_param_spec``, whatever the receiver: a method's ``self`` may be
+    unknown). The value: ``init_args[0]``'s shape in the initializer's dtype (or the
+    dtype passed after the shape), typed where no mesh in force has an Explicit axis (no
+    type then names an axis; elsewhere a boxed parameter is sharded by the rules, a plain
+    one by whatever placed the variables)."""
+    init = args[1].value
+    shape = int_tuple(args[2].value) if len(args) > 2 and args[2].keyword is None else None
+    if isinstance(init, LogicalInit):
+        name = args[0].value.value if isinstance(args[0].value, Const) else "?"
+        record_param_spec(it, init, name, ctx, shape)
+    if not (isinstance(base, InstanceVal) and is_linen_class(base.cls)) or len(args) < 3 \
+            or any(a.keyword is not None for a in args[:3]):
+        return None
+    dtype = init.dtype if isinstance(init, LogicalInit) else default_dtype(init)
+    if len(args) > 3:
+        dtype = ops.dtype_of(args[3].value) if len(args) == 4 else None
+    if shape is None or None in shape or dtype is None or not untyped_here(it, ctx):
+        return None
+    return ArrayVal(shape, node=e, dtype=dtype, weak=False, dims=((),) * len(shape))
 
 
 # ``flax.linen``'s activations are ``jax.nn``'s functions (flax/linen/activation.py

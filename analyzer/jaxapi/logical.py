@@ -19,9 +19,8 @@ from . import names as api
 from .. import logical_axes as la
 from ..events import MeshCtx, SpecUse
 from ..facts import Fact
-from .. import ops
-from ..values import (UNKNOWN, ArrayVal, Const, InstanceVal, LogicalInit, MeshVal, QualName,
-                      ShardingVal, SpecVal, TupleVal, Value, int_tuple, str_keyed_pairs)
+from ..values import (UNKNOWN, ArrayVal, Const, LogicalInit, MeshVal, QualName, ShardingVal,
+                      SpecVal, TupleVal, Value, str_keyed_pairs)
 from ..api import ApiCall, ApiContext, hook, models
 from .initializers import default_dtype
 
@@ -291,41 +290,20 @@ def with_logical_partitioning(it: ApiContext, c: ApiCall) -> Value:
     return _opaque(it, c)
 
 
-@hook("module_param")
-def module_param(it: ApiContext, e: cst.Call, base: Value, args: list,
-                 ctx: MeshCtx) -> Optional[Value]:
-    """``self.param(name, init, *init_args)`` in a Linen module: ``init(rng, *init_args)``.
-
-    Boxed by ``nn.with_logical_partitioning(init, names)``, Linen unboxes the parameter
-    with ``with_logical_constraint``, so its spec must fit the shape on the mesh in
-    context: JAX raises IndivisibleError when the module is initialised outside jit, not
-    under ``jax.jit`` or ``jax.eval_shape`` (checked on flax 0.12.8 / JAX 0.10.2), so the
-    shape is not checked where the calls in view trace the code (``unboxed_shape``).
-
-    Its value: ``init_args[0]``'s shape in the initializer's dtype (or the dtype passed
-    after the shape), typed where no mesh in force has an Explicit axis (no type then
-    names an axis; elsewhere a boxed parameter is sharded by the rules, a plain one by
-    whatever placed the variables)."""
-    from .flax_linen import is_linen_class, untyped_here  # flax_linen imports this module
-    init = args[1].value
-    shape = int_tuple(args[2].value) if len(args) > 2 and args[2].keyword is None else None
-    if isinstance(init, LogicalInit):  # a boxed parameter (of any receiver: self unknown)
-        mesh = it.context_mesh(ctx)
-        if shape is not None and mesh is not None:
-            name = args[0].value.value if isinstance(args[0].value, Const) else "?"
-            spec = SpecVal(tuple(init.entries), node=init.node)
-            it.record("spec_uses", SpecUse(spec, init.node, f"Linen param {name!r}", mesh,
-                                           unboxed_shape(it, ctx, shape),
-                                           from_context=True))
-    if not (isinstance(base, InstanceVal) and is_linen_class(base.cls)) or len(args) < 3 \
-            or any(a.keyword is not None for a in args[:3]):
-        return None
-    dtype = init.dtype if isinstance(init, LogicalInit) else default_dtype(init)
-    if len(args) > 3:
-        dtype = ops.dtype_of(args[3].value) if len(args) == 4 else None
-    if shape is None or None in shape or dtype is None or not untyped_here(it, ctx):
-        return None
-    return ArrayVal(shape, node=e, dtype=dtype, weak=False, dims=((),) * len(shape))
+def record_param_spec(it: ApiContext, init: LogicalInit, name: str, ctx: MeshCtx,
+                      shape: Optional[Tuple[Optional[int], ...]]) -> None:
+    """``self.param(name, nn.with_logical_partitioning(init, names), shape, ...)``: Linen
+    unboxes the parameter with ``with_logical_constraint``, so its spec must fit the
+    shape on the mesh in context: JAX raises IndivisibleError when the module is
+    initialised outside jit, not under ``jax.jit`` or ``jax.eval_shape`` (checked on
+    flax 0.12.8 / JAX 0.10.2), so the shape is not checked where the calls in view
+    trace the code (``unboxed_shape``)."""
+    mesh = it.context_mesh(ctx)
+    if shape is None or mesh is None:
+        return
+    spec = SpecVal(tuple(init.entries), node=init.node)
+    it.record("spec_uses", SpecUse(spec, init.node, f"Linen param {name!r}", mesh,
+                                   unboxed_shape(it, ctx, shape), from_context=True))
 
 
 def unboxed_shape(it: ApiContext, ctx: MeshCtx, shape: Optional[Tuple[Optional[int], ...]]
