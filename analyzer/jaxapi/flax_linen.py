@@ -18,7 +18,7 @@ What flax 0.12.8 does, read from its source (``flax/linen/module.py``,
   (``jnp.take`` of the table); an input that is not an integer array raises;
   ``nn.LayerNorm()(x)``/``nn.RMSNorm()(x)``: ``x``'s shape. With the default dtypes
   (float32 parameters, ``dtype=None``) each output is float32.
-- ``self.param(name, init, shape)`` (``logical.module_param``): ``init(rng, shape)``.
+- ``self.param(name, init, shape)`` (``module_param``): ``init(rng, shape)``.
 - Types: where the mesh in force is known and has no Explicit axis (or there is none),
   no parameter's type names an axis, so a layer's output is typed from its input's
   type; elsewhere its sharding is left unknown (the variables may be placed anywhere).

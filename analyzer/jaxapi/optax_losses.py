@@ -24,9 +24,9 @@ from typing import List, Optional
 from .. import ops
 from ..api import ApiCall, ApiContext, models
 from ..transfer.along_axis import take_along_axis
-from ..values import UNKNOWN, ArrayVal, Const, DictVal, TupleVal, Value, const_int
+from ..values import UNKNOWN, ArrayVal, Const, Value, const_int
 from .constructors import unmodelled
-from .pytrees import PyTreeNodeVal, leaves_of
+from .pytrees import holds_unknown, leaves_of
 from .specs import out_sharding_fn
 
 _SCE_INT = ("optax.softmax_cross_entropy_with_integer_labels",
@@ -112,27 +112,10 @@ def global_norm(it: ApiContext, c: ApiCall) -> Value:
     if c.args.starred or len(c.args.pos) != 1 or c.args.kw:
         return UNKNOWN
     arrays = leaves_of(c.args.pos[0])
-    if not arrays or _has_unknown(c.args.pos[0]):
+    if not arrays or holds_unknown(c.args.pos[0]):
         return UNKNOWN
     dtypes = {a.dtype if isinstance(a, ArrayVal) and a.varying == frozenset() else None
               for a in arrays}
     if len(dtypes) != 1 or not dtypes <= {"float32", "bfloat16", "float16", "float64"}:
         return UNKNOWN
     return ArrayVal((), dtype=dtypes.pop(), dims=(), weak=False)
-
-
-def _has_unknown(tree: Value) -> bool:
-    """Whether a subtree of ``tree`` is unknown (``leaves_of`` passes over one, and
-    ``map_leaves`` leaves it as it is)."""
-    return any(leaf is UNKNOWN for leaf in leaves_of_all(tree))
-
-
-def leaves_of_all(tree: Value) -> List[Value]:
-    """Every leaf of ``tree``, an unknown subtree included."""
-    if isinstance(tree, DictVal):
-        return [leaf for _, v in tree.items for leaf in leaves_of_all(v)]
-    if isinstance(tree, TupleVal):
-        return [leaf for v in tree.items for leaf in leaves_of_all(v)]
-    if isinstance(tree, PyTreeNodeVal):
-        return [leaf for _, v in tree.children for leaf in leaves_of_all(v)]
-    return [tree]

@@ -98,6 +98,17 @@ def map_pairs(tree: Value, other: Value, fn: Callable[[Value, Value], Value]) ->
     return fn(tree, other)
 
 
+def holds_unknown(tree: Value) -> bool:
+    """Whether a subtree of ``tree`` is unknown (``leaves_of`` passes over one)."""
+    if isinstance(tree, DictVal):
+        return any(holds_unknown(v) for _, v in tree.items)
+    if isinstance(tree, TupleVal):
+        return any(holds_unknown(v) for v in tree.items)
+    if isinstance(tree, PyTreeNodeVal):
+        return any(holds_unknown(v) for _, v in tree.children)
+    return tree is UNKNOWN
+
+
 def leaves_of(tree: Value) -> List[Value]:
     """The leaves ``map_leaves`` would visit, in order."""
     if isinstance(tree, DictVal):

@@ -24,6 +24,11 @@ class IndivisibleDimension(ShardRule):
     under `jax.jit(init, out_shardings=nn.logical_to_mesh_sharding(...))`. Checked on
     flax 0.12.8 / JAX 0.10.2.
 
+    A `with_sharding_constraint` (and a Linen or NNX parameter's sharding) on axes that
+    are not all Explicit is a hint: JAX raises `IndivisibleError` for it eagerly, but under
+    `jax.jit` the compiler pads the dim, so there it is flagged only where the code
+    provably runs eagerly.
+
     ## Example
     ```python
     mesh = jax.make_mesh((2, 4), ("data", "model"))
@@ -136,6 +141,21 @@ def place(params):
 
 
 placed = place({"embed": jnp.zeros((52, 16)), "proj": jnp.zeros((16, 8))})
+"""), Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+
+
+@jax.jit
+def pooled(x):
+    # a hint on Auto axes: under jit XLA pads the indivisible dim
+    return jax.lax.with_sharding_constraint(x.mean(0, keepdims=True), P("data", None))
+
+
+with jax.set_mesh(mesh):
+    out = pooled(jnp.ones((8, 16)))
 """)]
     INVALID = [
         Invalid("""import jax
