@@ -77,6 +77,9 @@ class SpecUse:
     from_context: bool = False  # the mesh is the context mesh, not named at the call
     manual_axes: FrozenSet[str] = frozenset()
     at: Optional[cst.CSTNode] = None  # the call that applies it (where JAX raises)
+    # a hint the compiler may pad (a constraint on axes not all Explicit, maybe traced):
+    # the rank must fit the shape, an indivisible dim is no error
+    padded: bool = False
 
 
 @dataclass(frozen=True, eq=False)

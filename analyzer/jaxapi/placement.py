@@ -139,9 +139,9 @@ def _place_leaf(it: ApiContext, c: ApiCall, x: Value, target: Value) -> Value:
         if ctx.known and ctx.mesh is None:
             it.record("needs_mesh", NeedsMesh(target.node or e, f"{what} with a bare "
                                               "PartitionSpec", ctx))
-        it.record("spec_uses", SpecUse(target, target.node or e, what, mesh,
-                                       _constrained_shape(c, mesh, shape), from_context=True,
-                                       manual_axes=ctx.manual_axes, at=e))
+        it.record("spec_uses", SpecUse(target, target.node or e, what, mesh, shape,
+                                       from_context=True, manual_axes=ctx.manual_axes, at=e,
+                                       padded=_padded(c, mesh)))
         if c.name == api.RESHARD and mesh is not None:
             it.record("axis_typed", AxisTypedUse(target.node or e, what, target, mesh,
                                                  ctx.manual_axes))
@@ -152,26 +152,23 @@ def _place_leaf(it: ApiContext, c: ApiCall, x: Value, target: Value) -> Value:
                                            from_context=True, manual_axes=ctx.manual_axes, at=e))
     if isinstance(target, ShardingVal) and isinstance(target.spec, SpecVal):
         mesh = target.mesh if isinstance(target.mesh, MeshVal) else None
-        checked = _constrained_shape(c, mesh, shape)
-        if checked is not None:
-            it.record("spec_uses", SpecUse(target.spec, target.spec.node or e, what, mesh,
-                                           checked, at=e))
+        if shape is not None:
+            it.record("spec_uses", SpecUse(target.spec, target.spec.node or e, what, mesh, shape,
+                                           at=e, padded=_padded(c, mesh)))
         return ArrayVal(shape, mesh, target.spec, e)
     return ArrayVal(shape, node=e) if shape is not None else UNKNOWN
 
 
-def _constrained_shape(c: ApiCall, mesh: Optional[MeshVal], shape: Optional[Any]) -> Optional[Any]:
-    """The shape a placement's spec must divide, or None (unchecked). A
+def _padded(c: ApiCall, mesh: Optional[MeshVal]) -> bool:
+    """Whether an indivisible dim of this placement is no error: a
     ``with_sharding_constraint`` on axes that are not all Explicit is a hint to the
-    compiler: JAX 0.10.2 raises IndivisibleError for an indivisible dim eagerly, but
-    under ``jax.jit`` pads it (``P('x', None)`` on a ``(1, 16)`` array, ``x: 2``, Auto
-    axes); so it is checked only where the code provably runs eagerly."""
-    if c.name != api.WITH_SHARDING_CONSTRAINT or shape is None or c.ctx.eager:
-        return shape
-    if mesh is not None and mesh.types is not None and \
-            all(t == AxisType.Explicit for t in mesh.types):
-        return shape
-    return None
+    compiler, and JAX 0.10.2 raises IndivisibleError for it eagerly but pads the dim under
+    ``jax.jit`` (``P('x', None)`` on a ``(1, 16)`` array, ``x: 2``, Auto axes); so it is an
+    error only where the code provably runs eagerly. Its rank is checked everywhere."""
+    if c.name != api.WITH_SHARDING_CONSTRAINT or c.ctx.eager:
+        return False
+    return not (mesh is not None and mesh.types is not None
+                and all(t == AxisType.Explicit for t in mesh.types))
 
 
 def check_out_sharding(it: ApiContext, c: ApiCall, shape: Optional[Any]) -> None:
