@@ -255,6 +255,7 @@ def _children(pid: int) -> list:
     return out
 
 
+@pytest.mark.slow  # end to end, about 8 s on 2 cores: CI's `-m slow` leg
 def test_a_daemon_killed_mid_run_leaves_no_client_waiting(private, tmp_path):
     """As the OOM killer would: the daemon's forked workers held the listening socket,
     the client's connection and the lock; the client waited 14 minutes, every later
@@ -297,6 +298,7 @@ def _state(pid: int) -> str:
         return ""
 
 
+@pytest.mark.slow  # end to end, about 12 s on 2 cores: CI's `-m slow` leg
 def test_a_stopped_daemon_is_reported_and_worked_around(private, tmp_path):
     """A daemon that stops answering (SIGSTOP here): clients run in-process within
     seconds, ``status`` and ``start`` say so, and ``stop`` ends it."""
