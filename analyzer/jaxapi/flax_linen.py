@@ -19,9 +19,9 @@ What flax 0.12.8 does, read from its source (``flax/linen/module.py``,
   ``nn.LayerNorm()(x)``/``nn.RMSNorm()(x)``: ``x``'s shape. With the default dtypes
   (float32 parameters, ``dtype=None``) each output is float32.
 - ``self.param(name, init, shape)`` (``module_param``): ``init(rng, shape)``.
-- Types: where the mesh in force is known and has no Explicit axis (or there is none),
-  no parameter's type names an axis, so a layer's output is typed from its input's
-  type; elsewhere its sharding is left unknown (the variables may be placed anywhere).
+- Types: where the mesh in force is known and has Auto axes only, no parameter's type
+  names an axis, so a layer's output is typed from its input's type; elsewhere its
+  sharding is left unknown (the variables may be placed anywhere, Explicit axes too).
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def norm(it: ApiContext, c: ApiCall) -> Value:
 @calls(LinenLayer)
 def call_layer(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     """The layer's parameters made and unboxed (its first call in ``init``), and the
-    output's shape; its full type where no mesh in force has an Explicit axis and the
+    output's shape; its full type where the mesh in force has Auto axes only and the
     input is unsharded in its type (so are the parameters, and so is the output: JAX
     0.10.2 with flax 0.12.8 on 8 CPU devices), with flax's default dtypes."""
     assert isinstance(callee, LinenLayer)
@@ -230,21 +230,23 @@ def call_layer(it: ApiContext, callee: Value, c: ApiCall) -> Value:
 
 def _untyped_sharding(it: ApiContext, c: ApiCall, x: ArrayVal) -> bool:
     """Whether no sharding shows in the types here: the input's type is unsharded, and
-    the mesh in force (if any) has no Explicit axis, so no parameter's type is sharded."""
+    no parameter's type is sharded (``untyped_here``)."""
     if x.dims is None or any(x.dims) or x.varying != frozenset():
         return False
     return untyped_here(it, c.ctx)
 
 
 def untyped_here(it: ApiContext, ctx: MeshCtx) -> bool:
-    """Whether the mesh in force here is known and has no Explicit axis (or there is
-    none), so that a Linen module's parameters, made or unboxed here, name no axis in
-    their types."""
+    """Whether a Linen module's parameters, made here or passed to ``apply``, name no
+    axis in their types: the mesh in force is known and has Auto axes only (an array
+    placed on another mesh's Explicit axes meets it in an error). With no mesh in force,
+    variables placed by ``NamedSharding`` on Explicit axes keep those types, so nothing
+    is claimed."""
     if not ctx.known:
         return False
     mesh = it.context_mesh(ctx)
-    return mesh is None or (mesh.types is not None
-                            and all(t != AxisType.Explicit for t in mesh.types))
+    return mesh is not None and mesh.types is not None and all(
+        t == AxisType.Auto for t in mesh.types)
 
 
 def _unbox(it: ApiContext, c: ApiCall, name: str, init: LogicalInit,
@@ -278,7 +280,7 @@ def module_param(it: ApiContext, e: cst.Call, base: Value, args: list,
     A boxed initializer's spec is checked where Linen unboxes it
     (``logical.record_param_spec``, whatever the receiver: a method's ``self`` may be
     unknown). The value: ``init_args[0]``'s shape in the initializer's dtype (or the
-    dtype passed after the shape), typed where no mesh in force has an Explicit axis (no
+    dtype passed after the shape), typed where the mesh in force has Auto axes only (no
     type then names an axis; elsewhere a boxed parameter is sharded by the rules, a plain
     one by whatever placed the variables)."""
     init = args[1].value

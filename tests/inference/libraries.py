@@ -2,8 +2,9 @@
 ``jnp.take``, ``jnp.take_along_axis``), ``jnp.split``/``repeat``/``tril`` and optax's
 losses and norms on an Explicit mesh; Flax's built-in layers: NNX's normalisations on
 sharded inputs, an NNX parameter made by a known initializer and indexed, Linen's Dense
-and Embed through ``model.apply`` with no mesh in force, and a Linen block's
-``self.param``s, norms and logical constraint under an Auto mesh and rules."""
+and Embed through ``model.apply`` (typed under an Auto mesh only: with no mesh in force
+the variables may carry Explicit axes), and a Linen block's ``self.param``s, norms and
+logical constraint under an Auto mesh and rules."""
 import jax
 import jax.numpy as jnp
 import optax
@@ -99,7 +100,7 @@ def main():
     model = Classifier()
     tokens = jnp.zeros((4, 6), jnp.int32)
     variables = model.init(jax.random.key(0), tokens)
-    logits = model.apply(variables, tokens)
+    logits = model.apply(variables, tokens)  # unknown: no mesh in force, the variables' types unknown
     auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     block = Block()
     feats = jnp.ones((4, 8))
