@@ -53,6 +53,7 @@ def _write(folder: pathlib.Path, programs: dict) -> None:
         (folder / name).write_text(text)
 
 
+@pytest.mark.slow  # end to end, child processes and their budgets: CI's `-m slow` leg
 def test_programs_that_end_normally_pass_and_leave_the_cwd_clean(tmp_path):
     """sys.exit(0), sys.exit(main()), SystemExit(None), a program writing in its cwd and
     reading stdin, one printing no final newline and replacing sys.stdout, one leaving
@@ -77,6 +78,7 @@ def test_programs_that_end_normally_pass_and_leave_the_cwd_clean(tmp_path):
     assert sorted(os.listdir(tmp_path)) == before and not (tmp_path / "progs" / "out.txt").exists()
 
 
+@pytest.mark.slow  # end to end, child processes and their budgets: CI's `-m slow` leg
 def test_a_hang_and_abnormal_exits_fail_with_their_status(tmp_path):
     """A program past --timeout is killed and reported; os._exit(3) and sys.exit(2) are
     failures with their status; the types recorded before an exit survive it."""
@@ -101,6 +103,7 @@ def test_a_hang_and_abnormal_exits_fail_with_their_status(tmp_path):
     assert not any(res["ok"] for res in results.values())
 
 
+@pytest.mark.slow  # end to end, child processes and their budgets: CI's `-m slow` leg
 def test_devices_are_honoured_or_the_program_is_not_run(tmp_path):
     """--platform cpu --devices 4: a (2, 2) mesh runs on 4 CPU devices; a (2, 4) one is
     "not run: needs 8 devices", not an unpredicted runtime error, unless the program set
@@ -178,6 +181,7 @@ def test_errors_are_cut_between_words():
     assert rn.shorten("short", 80) == "short"
 
 
+@pytest.mark.slow  # end to end, child processes and their budgets: CI's `-m slow` leg
 def test_a_module_that_hangs_on_import_times_out_at_scale(tmp_path):
     """--mesh imports each file: one that never finishes importing is stopped too."""
     prog = tmp_path / "p.py"

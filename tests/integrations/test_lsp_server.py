@@ -402,6 +402,7 @@ def budgets(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # end to end, child processes and their budgets: CI's `-m slow` leg
 def test_a_document_past_a_budget_gets_checks_skipped_file_diagnostic(budgets):
     for name in BUDGETED:
         (d,) = budgets[name].diagnostics

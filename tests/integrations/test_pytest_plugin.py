@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 MODEL = '''
 import jax
 from sharding_types import Sharded
@@ -69,6 +71,7 @@ def test_static_findings_fail_their_own_items(tmp_path):
     assert "1 failed, 2 passed" in r.stdout  # __init__.py and model.py are clean
 
 
+@pytest.mark.slow  # end to end, child processes and their budgets: CI's `-m slow` leg
 def test_import_hook_checks_annotated_calls_on_virtual_devices(tmp_path):
     _project(tmp_path)
     r = _pytest(tmp_path, "--shardcheck-cpu-devices=8", "--shardcheck-packages=pkg",
