@@ -196,7 +196,6 @@ class AtIndexVal(Value):
     array: ArrayVal
     items: Tuple[Any, ...]
     parts: Tuple[Value, ...]
-    node: cst.Subscript
 
 
 _UPDATES = ("set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max",
@@ -208,7 +207,7 @@ def at_index(it: ApiContext, base: Value, e: cst.Subscript, env: Env,
              ctx: MeshCtx) -> Optional[Value]:
     assert isinstance(base, AtVal)
     items, parts = _index_items(it, e, env, ctx)
-    return AtIndexVal(base.array, tuple(items), tuple(parts), e)
+    return AtIndexVal(base.array, tuple(items), tuple(parts))
 
 
 @method_of(AtIndexVal)

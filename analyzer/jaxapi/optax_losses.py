@@ -38,6 +38,7 @@ _L2 = ("optax.l2_loss", "optax.losses.l2_loss")
 _ELEMENTWISE = tuple(f"optax{m}.{n}" for m in ("", ".losses") for n in (
     "sigmoid_binary_cross_entropy", "log_cosh", "huber_loss"))
 _NORMS = ("optax.global_norm", "optax.tree.norm", "optax.tree_utils.tree_norm")
+_FLOATS = ("float32", "bfloat16", "float16", "float64")
 
 
 def _op(it: ApiContext, c: ApiCall, name: str, pos: List[Value], kw: Optional[dict] = None,
@@ -101,8 +102,7 @@ def elementwise_loss(it: ApiContext, c: ApiCall) -> Value:
     if c.args.starred or len(c.args.pos) != 2 or set(c.args.kw) - {"delta"}:
         return UNKNOWN
     out = _op(it, c, "jax.numpy.subtract", list(c.args.pos))
-    return out if isinstance(out, ArrayVal) and out.dtype in ("float32", "bfloat16", "float16",
-                                                              "float64") else UNKNOWN
+    return out if isinstance(out, ArrayVal) and out.dtype in _FLOATS else UNKNOWN
 
 
 @models(*_NORMS)
@@ -116,6 +116,6 @@ def global_norm(it: ApiContext, c: ApiCall) -> Value:
         return UNKNOWN
     dtypes = {a.dtype if isinstance(a, ArrayVal) and a.varying == frozenset() else None
               for a in arrays}
-    if len(dtypes) != 1 or not dtypes <= {"float32", "bfloat16", "float16", "float64"}:
+    if len(dtypes) != 1 or not dtypes <= set(_FLOATS):
         return UNKNOWN
     return ArrayVal((), dtype=dtypes.pop(), dims=(), weak=False)

@@ -156,12 +156,13 @@ def _sharded_dim(x: ArrayVal, d: int, it: Item, traced: bool, sizes: Sizes) -> O
     return kept
 
 
-def take(op: str, x: ArrayVal, ids: ArrayVal, axis: int, traced: bool) -> ArrayVal:
+def take(op: str, x: ArrayVal, ids: ArrayVal, axis: int) -> ArrayVal:
     """``jnp.take(x, ids, axis=0)``: the gather ``x[ids]`` (JAX 0.10.2 rejects the same
-    shardings: a sharded ``ids``, a sharded dim 0). Other axes are left unknown."""
+    shardings, eagerly and traced alike: a sharded ``ids``, a sharded dim 0). Other axes
+    are left unknown."""
     if axis != 0:
         return unknown_like([x, ids])
-    return index(x, [("array", ids)], traced)
+    return index(x, [("array", ids)])
 
 
 def _read_take(c: Call) -> Optional[tuple]:
@@ -169,7 +170,7 @@ def _read_take(c: Call) -> Optional[tuple]:
     if x is None or ids is None or axis is None or _array_index(("array", ids)) is None \
             or "out" in c.kw or c.has_out_sharding:
         return None
-    return (c.name, x, ids, axis, True)
+    return (c.name, x, ids, axis)
 
 
 OPS: Registry = {}
