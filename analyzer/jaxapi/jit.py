@@ -24,7 +24,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVa
                       PytreeNodeVal, QualName, ShardingVal, ShardMapVal, SpecVal, TupleVal, Value, const_int,
                       const_str)
 from .literals import literals_of
-from .pytrees import PyTreeNodeVal, leaves_of, same_node_type
+from .pytrees import PyTreeNodeVal, leaves_of, map_leaves, same_node_type
 from ..api import ApiCall, ApiContext, callee_handler, calls, get_hook, models
 from .shard_map import call_shard_map
 from .specs import spec_and_mesh, spec_dims, spec_leaves
@@ -63,7 +63,8 @@ def call_jitted(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     if _given(callee.option("in_shardings")) or _given(callee.option("out_shardings")):
         # jit traces under the mesh of its shardings, which may not be the context's
         body = replace(body, abstract=False)
-    pos = _placed_arguments(callee, c)
+    moved: List[bool] = []
+    pos = _placed_arguments(callee, c, moved)
     if isinstance(callee.func, ShardMapVal):
         return call_shard_map(it, callee.func, body, pos, c.node)
     if isinstance(callee.func, GradVal):
@@ -77,25 +78,26 @@ def call_jitted(it: ApiContext, callee: Value, c: ApiCall) -> Value:
             and not _given(callee.option("in_shardings")):
         # a library's callable (Linen's ``model.init``): run as it runs when called
         out = handler(it, func, ApiCall(c.name, c.node, c.args, c.env, body))
-        return _placed_outputs(callee, out, c.ctx)
+        return _placed_outputs(callee, out, c.ctx, moved)
     it.note_call(func, body, pos, args.known_keywords())
     if isinstance(func, FuncVal):
         out = it.eval_return(func, pos, args.kw_values(), body)
         _check_out_shardings(it, callee, out, c.ctx, func)
-        return _placed_outputs(callee, out, c.ctx)
+        return _placed_outputs(callee, out, c.ctx, moved)
     return UNKNOWN
 
 
-def _placed_arguments(jv: JitVal, c: ApiCall) -> Tuple[Value, ...]:
+def _placed_arguments(jv: JitVal, c: ApiCall, moved: List[bool]) -> Tuple[Value, ...]:
     """The positional arguments as the traced function sees them: placed as
-    ``in_shardings`` says."""
+    ``in_shardings`` says (``moved`` gets an entry where an uncommitted argument is
+    placed on sharded axes: the trace sees its own type, the compiled program does not)."""
     pos = tuple(c.args.pos)
     opt = jv.option("in_shardings")
     if not _given(opt) or opt is None or c.args.starred:
         return pos
     shardings = opt[0]
     if isinstance(shardings, (SpecVal, ShardingVal)):
-        return tuple(_place(shardings, x, c.ctx, argument=True) for x in pos)
+        return tuple(_place(shardings, x, c.ctx, moved) for x in pos)
     static = _static_positions(jv, len(pos))
     if not isinstance(shardings, TupleVal) or static is None:
         return pos
@@ -103,27 +105,43 @@ def _placed_arguments(jv: JitVal, c: ApiCall) -> Tuple[Value, ...]:
     if len(dynamic) != len(shardings.items):
         return pos
     placed = dict(zip(dynamic, shardings.items))
-    return tuple(_place(placed[i], x, c.ctx, argument=True) if i in placed else x
+    return tuple(_place(placed[i], x, c.ctx, moved) if i in placed else x
                  for i, x in enumerate(pos))
 
 
-def _placed_outputs(jv: JitVal, out: Value, ctx: MeshCtx) -> Value:
+def _placed_outputs(jv: JitVal, out: Value, ctx: MeshCtx, moved: List[bool]) -> Value:
     """The outputs as ``out_shardings`` places them (their sharding is unknown where it
-    names one the analyzer cannot read)."""
+    names one the analyzer cannot read); with none given, the outputs of a trace whose
+    arguments were ``moved`` have a sharding the compiler chose."""
     opt = jv.option("out_shardings")
-    return _place(opt[0], out, ctx) if _given(opt) and opt is not None else out
+    if _given(opt) and opt is not None:
+        return _place(opt[0], out, ctx)
+    return map_leaves(out, _sharding_unknown) if moved else out
 
 
-def _place(s: Value, x: Value, ctx: MeshCtx, argument: bool = False) -> Value:
-    """``x`` as ``s`` places it: an output as out_shardings say; an argument as the trace
-    sees it. An argument that is not committed (made with no mesh, outside any) has a
-    sharding there that is not modelled: JAX 0.10.2's ``jax.typeof`` inside shows
-    ``float32[32,16]`` under ``P('data', None)``, yet the result of ``a * 2`` comes out
-    sharded as the in_sharding says."""
+def _sharding_unknown(x: Value) -> Value:
+    return replace(x, dims=None, spec=None, mesh=None) if isinstance(x, ArrayVal) else x
+
+
+def _place(s: Value, x: Value, ctx: MeshCtx, moved: Optional[List[bool]] = None) -> Value:
+    """``x`` as ``s`` places it: an output as out_shardings say; an argument (``moved``
+    given) as the trace sees it. An argument that is not committed (made with no mesh
+    in force, and none in force at the call) keeps its own type in the trace: on JAX
+    0.10.2, ``jax.typeof`` inside shows ``float32[32,16]`` under ``P('data', None)`` of
+    an Explicit mesh (and ``shard_map(in_specs=P('data'))`` of it is rejected), yet
+    ``a * 2`` comes out as ``float32[32@data,16]`` and ``a.reshape(4, 8, 16)`` as
+    ``float32[4,8,16]``: what such a call returns has a sharding the compiler chose."""
     if isinstance(s, Const) and s.value is None:
         return x
     if isinstance(x, ArrayVal):
-        if argument and x.mesh is None and x.spec is None and ctx.known and ctx.mesh is None:
+        if moved is not None and x.mesh is None and x.spec is None and ctx.known \
+                and ctx.mesh is None:
+            spec, mesh = spec_and_mesh(s, ctx)
+            dims = spec_dims(spec, mesh, tr.rank(x), ctx) if spec is not None else None
+            if dims is None or any(dims):
+                moved.append(True)
+            if x.dims is not None and not any(x.dims):
+                return replace(x, numpy=False)
             return replace(x, dims=None, spec=None, numpy=False)
         spec, mesh = spec_and_mesh(s, ctx)
         if spec is None:
@@ -132,20 +150,20 @@ def _place(s: Value, x: Value, ctx: MeshCtx, argument: bool = False) -> Value:
                        numpy=False)
     if isinstance(x, TupleVal):
         if isinstance(s, TupleVal) and len(s.items) == len(x.items):
-            return TupleVal(tuple(_place(si, xi, ctx, argument) for si, xi in zip(s.items, x.items)),
+            return TupleVal(tuple(_place(si, xi, ctx, moved) for si, xi in zip(s.items, x.items)),
                             x.is_list)
         return TupleVal(tuple(_place(s if not isinstance(s, TupleVal) else UNKNOWN, xi, ctx,
-                                     argument)
+                                     moved)
                               for xi in x.items), x.is_list)
     if isinstance(x, DictVal):
-        return DictVal(tuple((k, _place(s.get(k) if isinstance(s, DictVal) else s, v, ctx, argument))
+        return DictVal(tuple((k, _place(s.get(k) if isinstance(s, DictVal) else s, v, ctx, moved))
                              for k, v in x.items))
     if isinstance(x, PyTreeNodeVal):
         if same_node_type(x, s):
-            return x.with_children([_place(si, xi, ctx, argument) for (_, si), (_, xi)
+            return x.with_children([_place(si, xi, ctx, moved) for (_, si), (_, xi)
                                     in zip(s.children, x.children)])  # type: ignore[attr-defined]  # a PyTreeNodeVal
         return x.with_children([_place(UNKNOWN if isinstance(s, (TupleVal, DictVal, PyTreeNodeVal))
-                                       else s, xi, ctx, argument) for _, xi in x.children])
+                                       else s, xi, ctx, moved) for _, xi in x.children])
     return x
 
 

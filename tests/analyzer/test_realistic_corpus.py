@@ -76,7 +76,7 @@ DETECTED = {
 FALSE_ERRORS: dict = {}
 
 # over all fixed.py: array assignments with a static type, and those equal to jax.typeof
-TYPED_AT_LEAST, AGREEING_AT_LEAST = 208, 208
+TYPED_AT_LEAST, AGREEING_AT_LEAST = 215, 215
 
 # XLA's newer fusion emitters take twice the CPU time to compile these small programs;
 # nothing here reads the generated code (only errors, jax.typeof and the run's end)

@@ -1,8 +1,10 @@
 """value_and_grad with has_aux, grad of closures, and the outputs of jitted functions
-used further on, on an Explicit mesh."""
+used further on, on an Explicit mesh; and a function jitted with in_shardings whose
+arguments are uncommitted (made with no mesh in force): its trace sees their own types."""
 import jax
 import jax.numpy as jnp
 from jax import P
+from jax.sharding import NamedSharding
 
 
 def loss_aux(w, x):
@@ -32,4 +34,21 @@ def main():
         return loss, y, g, g2, aux, total, scaled, step, gx
 
 
+def placed_step(x, w):
+    h = x @ w
+    g = jax.grad(lambda v: (x @ v).sum())(w)
+    return h, w - 0.1 * g
+
+
+def uncommitted():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    x = jnp.ones((32, 16))
+    w = jnp.ones((16, 8))
+    step = jax.jit(placed_step, in_shardings=(NamedSharding(mesh, P("x", None)),
+                                              NamedSharding(mesh, P())))
+    h, w2 = step(x, w)  # unknown: the compiler places the outputs
+    return h, w2
+
+
 main()
+uncommitted()
