@@ -40,6 +40,7 @@ class InterpreterBase:
     returns: Optional[List[Tuple[cst.CSTNode, Value]]]
     ended: bool
     helper_depth: int
+    dead_branches: int
     # what the generator body being run yields (None: no generator's body is being run)
     yields: Optional[List[Any]]
     methods_running: Set[Any]

@@ -487,6 +487,22 @@ def _boolean(is_and: bool, left: Value, right: Value) -> Value:
     return right if t == is_and else left
 
 
+def condition_truth(it: Any, test: cst.BaseExpression, env: Any, ctx: Any) -> Optional[bool]:
+    """Whether the test of an ``if`` holds, where its value says: ``a and b`` is false
+    where either operand is (Python returns the first false one), ``a or b`` true where
+    either is, ``not a`` the opposite of ``a``; else ``truth`` of the value."""
+    if isinstance(test, cst.BooleanOperation):
+        left = condition_truth(it, test.left, env, ctx)
+        right = condition_truth(it, test.right, env, ctx)
+        if isinstance(test.operator, cst.And):
+            return False if False in (left, right) else True if left and right else None
+        return True if True in (left, right) else False if left is right is False else None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = condition_truth(it, test.expression, env, ctx)
+        return None if inner is None else not inner
+    return truth(it.ev(test, env, ctx))
+
+
 def truth(v: Value) -> Optional[bool]:
     """What ``bool(v)`` is, where the value says: a constant, a tuple or dict the source
     wrote out, a function or class, an instance of a source class that defines no

@@ -85,6 +85,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         self.returns: Optional[List[Tuple[cst.CSTNode, Value]]] = None
         self.ended = False  # the statement just run always returns or raises (statements.py)
         self.helper_depth = 0
+        self.dead_branches = 0  # inside an `if` branch Python does not run here (statements.py)
         self.yields: Optional[List[Value]] = None
         self.methods_running: Set[cst.FunctionDef] = set()  # instances.run_method
         self.method_runs = 0  # for the function analysed now (instances._MAX_RUNS)
@@ -197,6 +198,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             self.queue.append(info)
         else:
             info.val = fv
+        if self.dead_branches:
+            info.defined_dead = True
+        else:
+            info.defined_live = True
         return info
 
     def note_call(self, fv: Value, ctx: MeshCtx, args: tuple = (),
@@ -250,6 +255,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
             other.call_sites.pop(fv.node, None)
         self.func_stack.append(info)
         saved_runs, self.method_runs = self.method_runs, 0
+        saved_dead = self.dead_branches
+        self.dead_branches = int(info.defined_dead and not info.defined_live)
         try:
             env = Env(parent=fv.scope if isinstance(fv.scope, Env) else self.env)
             self.bind_params(fv.node, env, ctx, info.analyzed_args, info.analyzed_kws)
@@ -262,6 +269,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         finally:
             self.func_stack.pop()
             self.method_runs = saved_runs
+            self.dead_branches = saved_dead
             info.events = events
             self.cur, self.caller, self.returns, self.assumed, self.yields = saved
 
@@ -351,7 +359,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         return out if out is not None else fallback
 
     def prove(self, fact: Any, node: cst.CSTNode) -> None:
-        """Record a typed fact (``analyzer.facts``) at ``node`` for the rules."""
+        """Record a typed fact (``analyzer.facts``) at ``node`` for the rules; none in a
+        branch whose test is known false here (its code never runs for these values)."""
+        if self.dead_branches:
+            return
         self.record("facts", FactAt(fact, node))
 
     def conflict_at(self, node: cst.CSTNode) -> bool:

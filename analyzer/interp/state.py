@@ -114,6 +114,11 @@ class FuncInfo:
     analyzed_kws: Optional[dict] = None
     events: Optional[Events] = None
     analyses: int = 0
+    # where its definition was evaluated: in an ``if`` branch known not to run there
+    # (a lambda built under ``if mesh is not None:`` with ``mesh`` None), or elsewhere;
+    # one only ever defined in dead branches proves nothing (Interpreter.prove)
+    defined_dead: bool = False
+    defined_live: bool = False
 
 
 @dataclass(frozen=True, eq=False)

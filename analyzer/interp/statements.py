@@ -14,7 +14,7 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, MeshVal, Proje
 from ..syntax import compound_blocks, dotted, has_yield
 from ..values import InstanceVal
 from .base import InterpreterBase
-from .expressions import truth
+from .expressions import condition_truth, truth
 from .objects import CLASS_KEY, make_class, with_attribute
 from .state import Env, LazyImport, MeshContextVal
 
@@ -185,7 +185,7 @@ class StatementsMixin(InterpreterBase):
             return
         # a test whose value is known (a helper evaluated for a call that passes
         # name="bias"): the values after it, and those returned, are the branch Python runs
-        known = truth(self.ev(test, env, ctx))
+        known = condition_truth(self, test, env, ctx)
         if not self.assume_defaults and any(
                 isinstance(self.ev(base, env, ctx), ArrayVal)
                 for base in self.memo(("shape reads", test), lambda: _shape_reads(test))):
@@ -203,16 +203,25 @@ class StatementsMixin(InterpreterBase):
         returns = self.returns if self.returns is not None else []
         n0 = len(returns)
         a = env.copy()
-        self.exec_block(stmt.body, a, ctx)
+        self.dead_branches += known is False
+        try:
+            self.exec_block(stmt.body, a, ctx)
+        finally:
+            self.dead_branches -= known is False
         ended_a, n1 = self.ended, len(returns)
         b = env.copy()
         self.ended = False
-        if isinstance(stmt.orelse, cst.If):
-            self.exec_if(stmt.orelse, b, ctx)
-        elif isinstance(stmt.orelse, cst.Else):
-            self.exec_block(stmt.orelse.body, b, ctx)
+        self.dead_branches += known is True
+        try:
+            if isinstance(stmt.orelse, cst.If):
+                self.exec_if(stmt.orelse, b, ctx)
+            elif isinstance(stmt.orelse, cst.Else):
+                self.exec_block(stmt.orelse.body, b, ctx)
+        finally:
+            self.dead_branches -= known is True
         ended_b = self.ended
-        # both branches are read (each has its sites and findings), and the values after
+        # both branches are read (each has its sites; facts only where the branch may
+        # run: a known test's other branch proves nothing), and the values after
         # (and returned) are those of the branch Python runs where the test is known
         env.merge_from(*((a,) if known else (b,) if known is False else (a, b)))
         if known:
