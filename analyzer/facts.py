@@ -286,3 +286,19 @@ class VaryingGather(Fact):
 
     value: ArrayVal
     axes: Tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class WrongArgumentKind(Fact):
+    """A sharding API given an argument of a kind it does not take, known from the value
+    (a ``PartitionSpec`` where a mesh goes, an int where a shape goes, a ``PyTreeDef``
+    or a shape among jit's shardings). ``kind`` says which of JAX's checks rejects it."""
+
+    CHECKS: ClassVar[Tuple[str, ...]] = ("mesh", "spec", "shape", "devices", "shardings",
+                                         "device_put")
+    kind: str  # one of CHECKS
+    api: str  # as the source calls it: "NamedSharding", "jax.jit", "create_device_mesh"
+    argument: str  # the parameter: "mesh", "spec", "in_shardings", "mesh_shape", "device"
+    got: str  # what the value is: "a PartitionSpec", "the int 8"
+    path: str = ""  # where in a tree of shardings: "[0]['w']"
+    others: int = 0  # further leaves of that tree of a wrong kind

@@ -22,6 +22,15 @@ COMMON: Dict[str, E] = {
         "ValueError", r"For primitive \w+, context mesh .* should match the aval mesh"),
     "mesh.context_differs_from_sharding": E(
         "ValueError", r"Context mesh .* should match the mesh of sharding .* passed to \w+"),
+    "argument.spec_as_mesh": E("AttributeError", r"'P(artitionSpec)?' object has no attribute"),
+    "argument.tuple_as_spec": E("AttributeError",
+                                r"'tuple' object has no attribute 'partitions'"),
+    "argument.int_as_shape": E("TypeError", r"'int' object is not iterable"),
+    "argument.number_as_devices": E(
+        "ValueError", r"Mesh requires the ndim of its first argument \(`devices`\) to equal the "
+                      r"length of its second argument"),
+    "argument.device_put_kind": E(
+        "ValueError", r"`jax\.device_put` only accepts `None`, `jax\.sharding\.Sharding`"),
     "mesh.too_few_devices": E(
         "ValueError", r"Number of devices \d+ must be >= the product of mesh_shape"),
     "mesh.device_count_differs": E(
@@ -83,6 +92,9 @@ COMMON: Dict[str, E] = {
     "jit.shardings_structure": E(
         "ValueError", r"pytree structure error: different (lengths of tuple|types|pytree "
                       r"metadata|numbers of pytree children) at key path\s+pjit (in|out)_shardings"),
+    "jit.sharding_leaf_kind": E(
+        "TypeError", r"(in_|out_)?shardings leaf specifications are expected to be PartitionSpec "
+                     r"instances or None, but got"),
     "jit.kwargs_with_in_shardings": E(
         "ValueError", r"pjit does not support kwargs when in_shardings is specified"),
     "jit.spec_longer_than_rank": E(

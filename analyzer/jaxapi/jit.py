@@ -15,6 +15,7 @@ import libcst as cst
 
 from sharding_types import AxisType
 
+from . import argument_kinds
 from . import names as api
 from .. import transfer as tr
 from ..events import JitCall, MeshCtx, SpecUse
@@ -42,6 +43,8 @@ def jit(it: ApiContext, c: ApiCall) -> Value:
         a = kw.get(key)
         if a is None:
             continue
+        if argument_kinds.check_shardings(it, c, a.value, a.node, key):
+            return UNKNOWN  # JAX raised TypeError in jax.jit itself
         for spec in spec_leaves(a.value):
             it.record("spec_uses", SpecUse(spec, spec.node or a.node or c.node, f"jax.jit({key}=)",
                                            it.context_mesh(c.ctx), from_context=True, at=c.node))

@@ -10,6 +10,7 @@ import libcst as cst
 
 from sharding_types import AxisType
 
+from . import argument_kinds
 from . import names as api
 from ..events import UNKNOWN_CTX, ApiUse, MeshCtx, MeshMade
 from ..facts import MeshConflict, MeshDeviceCount
@@ -37,6 +38,9 @@ def make_mesh(it: ApiContext, c: ApiCall) -> Value:
     for keyword in _SIZES_KEYWORDS:  # code written for another version reads alike
         if sizes is UNKNOWN and keyword in c.args.kw:
             sizes = c.args.kw[keyword].value
+    if argument_kinds.check_shape(it, c, sizes,
+                                  c.args.node(0, behaviour.make_mesh_sizes_keyword), "axis_shapes"):
+        return UNKNOWN  # JAX raised
     _check_device_count(it, c, int_tuple(sizes), exact=False)
     return _mesh(it, c, int_tuple(sizes), AxisType(behaviour.make_mesh_axis_type))
 
@@ -44,18 +48,26 @@ def make_mesh(it: ApiContext, c: ApiCall) -> Value:
 @models(api.MESH)
 def mesh(it: ApiContext, c: ApiCall) -> Value:
     dev = c.args.get(0, "devices")
+    if argument_kinds.check_devices(it, c, dev, c.args.node(0, "devices")):
+        return UNKNOWN
     return _mesh(it, c, dev.shape if isinstance(dev, ArrayVal) else None,
                  AxisType(it.profile.behaviour.mesh_axis_type))
 
 
 @models(api.ABSTRACT_MESH)
 def abstract_mesh(it: ApiContext, c: ApiCall) -> Value:
+    if argument_kinds.check_shape(it, c, c.args.get(0, "axis_sizes"),
+                                  c.args.node(0, "axis_sizes"), "axis_sizes"):
+        return UNKNOWN
     return _mesh(it, c, int_tuple(c.args.get(0, "axis_sizes")),
                  AxisType(it.profile.behaviour.abstract_mesh_axis_type))
 
 
 @models(api.CREATE_DEVICE_MESH)
 def create_device_mesh(it: ApiContext, c: ApiCall) -> Value:
+    if argument_kinds.check_shape(it, c, c.args.get(0, "mesh_shape"),
+                                  c.args.node(0, "mesh_shape"), "mesh_shape"):
+        return UNKNOWN
     shape = int_tuple(c.args.get(0, "mesh_shape"))
     _check_device_count(it, c, shape, exact=True)
     return ArrayVal(shape, node=c.node)

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from sharding_types import AxisType
 
+from . import argument_kinds
 from . import names as api
 from .. import transfer as tr
 from ..events import AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
@@ -26,11 +27,17 @@ _WHAT = {api.DEVICE_PUT: "device_put", api.WITH_SHARDING_CONSTRAINT: "with_shard
 
 @models(api.DEVICE_PUT)
 def device_put(it: ApiContext, c: ApiCall) -> Value:
+    if c.args.given(1, "device") and not c.args.starred:
+        argument_kinds.check_shardings(it, c, c.args.get(1, "device"), c.args.node(1, "device"),
+                                       "device", device_put=True)
     return _place(it, c, c.args.get(0, "x"), c.args.get(1, "device"))
 
 
 @models(api.WITH_SHARDING_CONSTRAINT)
 def with_sharding_constraint(it: ApiContext, c: ApiCall) -> Value:
+    if c.args.given(1, "shardings") and not c.args.starred:
+        argument_kinds.check_shardings(it, c, c.args.get(1, "shardings"),
+                                       c.args.node(1, "shardings"), "shardings")
     return _place(it, c, c.args.get(0, "x"), c.args.get(1, "shardings"))
 
 

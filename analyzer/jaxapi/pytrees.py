@@ -24,6 +24,12 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, Partia
 
 
 @dataclass(frozen=True, eq=False)
+class TreeDefVal(Value):
+    """The ``PyTreeDef`` that ``jax.tree_util.tree_flatten`` returns beside the leaves:
+    a tree's structure, not a tree of anything."""
+
+
+@dataclass(frozen=True, eq=False)
 class PyTreeNodeVal(Value):
     """A library object JAX flattens as a pytree node: ``kind`` names its type (JAX
     compares it), ``children`` its pytree fields in order, ``static`` its fields that
@@ -120,6 +126,41 @@ def leaves_of(tree: Value) -> List[Value]:
     if tree is UNKNOWN or (isinstance(tree, Const) and tree.value is None):
         return []
     return [tree]
+
+
+def _flattened(tree: Value) -> Optional[List[Value]]:
+    """The leaves in JAX's order (a dict's by sorted key, ``None`` an empty subtree)
+    where every part of ``tree`` is known to be a container or a leaf; None otherwise."""
+    if isinstance(tree, DictVal):
+        keys = [k for k, _ in tree.items]
+        if not all(isinstance(k, str) for k in keys):
+            return None
+        out: List[Value] = []
+        for _, v in sorted(tree.items, key=lambda kv: kv[0]):
+            sub = _flattened(v)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    if isinstance(tree, TupleVal):
+        items = [_flattened(v) for v in tree.items]
+        return None if any(i is None for i in items) else [x for i in items for x in i or ()]
+    if isinstance(tree, Const):
+        return [] if tree.value is None else [tree]
+    if isinstance(tree, (ArrayVal, ShardingVal)):
+        return [tree]
+    return None  # unknown, a library node, an object JAX may or may not flatten
+
+
+@models("jax.tree_util.tree_flatten", "jax.tree.flatten")
+def tree_flatten(it: ApiContext, c: ApiCall) -> Value:
+    """``(leaves, treedef)``: the leaves where the whole tree is known (with no
+    ``is_leaf=``), and the structure as a ``TreeDefVal``."""
+    leaves = None
+    if not c.args.starred and not c.args.given(1, "is_leaf"):
+        leaves = _flattened(c.args.get(0, "tree"))
+    return TupleVal((TupleVal(tuple(leaves), is_list=True) if leaves is not None else UNKNOWN,
+                     TreeDefVal()))
 
 
 # methods of a node type, by the type's qualified name (a family registers its own:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 
 from sharding_types import AxisType
 
+from . import argument_kinds
 from . import names as api
 from ..events import MeshCtx, SpecUse
 from ..values import (UNKNOWN, Const, DictVal, MeshVal, QualName, ShardingVal, SpecChoice,
@@ -55,6 +56,10 @@ def partition_spec(it: ApiContext, c: ApiCall) -> Value:
 def named_sharding(it: ApiContext, c: ApiCall) -> Value:
     mesh = c.args.get(0, "mesh")
     spec = c.args.get(1, "spec")
+    if not c.args.starred and c.args.given(0, "mesh") and c.args.given(1, "spec"):
+        if argument_kinds.check_mesh(it, c, mesh, c.args.node(0, "mesh")) or \
+                argument_kinds.check_spec(it, c, spec, c.args.node(1, "spec")):
+            return UNKNOWN  # JAX raised
     for s in spec.options if isinstance(spec, SpecChoice) else [spec]:
         if isinstance(s, SpecVal):
             it.record("spec_uses", SpecUse(s, s.node or c.node, "NamedSharding",

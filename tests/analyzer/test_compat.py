@@ -143,6 +143,20 @@ jax.lax.with_sharding_constraint(jnp.ones((8,)), NamedSharding(mesh, P("x")))"""
     "jit.in_shardings_mismatch": _under_mesh("""
 x = jax.device_put(jnp.ones((8, 16)), P("x", None))
 jax.jit(lambda a: a, in_shardings=NamedSharding(mesh, P("y", None)))(x)"""),
+    "argument.spec_as_mesh": _HEAD + """
+NamedSharding(P("x"), mesh)""",
+    "argument.tuple_as_spec": _HEAD + """
+NamedSharding(mesh, ("x", None))""",
+    "argument.int_as_shape": _HEAD + """
+jax.make_mesh(8, ("d",))""",
+    "argument.number_as_devices": _HEAD + """
+jax.sharding.Mesh(8, ("d",))""",
+    "argument.device_put_kind": _HEAD + """
+jax.device_put(jnp.zeros((8,)), mesh)""",
+    "jit.sharding_leaf_kind": _HEAD + """
+params = {"w": jnp.zeros((8, 4))}
+leaves, treedef = jax.tree_util.tree_flatten(params)
+jax.jit(lambda p: p, in_shardings=(treedef,))""",
     "jit.in_shardings_not_prefix": _HEAD + """
 s = NamedSharding(mesh, P("x"))
 jax.jit(lambda a, n: a * n, static_argnums=1, in_shardings=(s, s))(jnp.ones((8,)), 3)""",

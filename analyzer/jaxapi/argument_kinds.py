@@ -1,0 +1,141 @@
+"""Arguments of a kind a sharding API does not take, where the value shows it.
+
+Each check is what JAX 0.10.2 to 0.12 reject when the call runs (``wrong-argument-kind``,
+SC311, words them; ``tests/analyzer/test_compat.py`` raises each):
+
+- ``NamedSharding(mesh, spec)``: a ``mesh`` that is a ``PartitionSpec`` (the arguments
+  swapped), the array of devices ``create_device_mesh`` returns, a list, ``None``;
+  a ``spec`` that is a tuple or string of axis names, a list, ``None``, a sharding;
+- ``jax.make_mesh(sizes, ...)``, ``create_device_mesh(shape)``, ``AbstractMesh(sizes,
+  ...)``: an int where a shape goes (``(8,)``); ``Mesh(devices, ...)`` given a number;
+- ``jax.jit``'s ``in_shardings``/``out_shardings`` and ``with_sharding_constraint``'s
+  shardings: a leaf that is no sharding, spec or ``None`` (a ``PyTreeDef`` from
+  ``tree_flatten``, the ints of a tree of shapes, arrays, a mesh, axis-name strings);
+  JAX checks them when ``jax.jit`` is called, before any call of the jitted function;
+- ``jax.device_put(x, device)``: a leaf of ``device`` that is a number, a string or a mesh.
+
+Only a value known to be of the wrong kind counts: anything unknown passes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import libcst as cst
+
+from ..facts import WrongArgumentKind
+from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, ShardingVal, SpecVal, TupleVal,
+                      Value)
+from ..api import ApiCall, ApiContext
+from .literals import literals_of
+from .pytrees import PyTreeNodeVal, TreeDefVal
+
+
+def describe(v: Value) -> Optional[str]:
+    """What ``v`` is, for a message; None where the analyzer cannot say."""
+    if isinstance(v, Const):
+        x = v.value
+        if x is None:
+            return "None"
+        if isinstance(x, bool):
+            return f"the bool {x}"
+        if isinstance(x, (int, float)):
+            return f"the {type(x).__name__} {x}"
+        if isinstance(x, str):
+            return f"the string {x!r}"
+        return None
+    if isinstance(v, SpecVal):
+        return "a PartitionSpec"
+    if isinstance(v, ShardingVal):
+        return "a NamedSharding"
+    if isinstance(v, MeshVal):
+        return "a mesh"
+    if isinstance(v, TreeDefVal):
+        return "a PyTreeDef (the structure `tree_flatten` returns beside the leaves)"
+    if isinstance(v, ArrayVal):
+        shape = v.shape
+        if shape is not None and None not in shape:
+            return f"an array of shape {tuple(shape)}"
+        return "an array"
+    if isinstance(v, TupleVal):
+        return "a list" if v.is_list else "a tuple"
+    if isinstance(v, DictVal):
+        return "a dict"
+    return None
+
+
+def check_mesh(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode]) -> bool:
+    """``NamedSharding``'s first argument: a mesh (``Mesh`` or ``AbstractMesh``). Each
+    check returns whether it proved the argument wrong (JAX raised: no value follows)."""
+    got = None if isinstance(v, MeshVal) else describe(v)
+    if got is not None:
+        it.prove(WrongArgumentKind("mesh", c.short, "mesh", got), node or c.node)
+    return got is not None
+
+
+def check_spec(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode]) -> bool:
+    """``NamedSharding``'s second argument: a ``PartitionSpec``."""
+    got = None if isinstance(v, SpecVal) else describe(v)
+    if got is not None:
+        it.prove(WrongArgumentKind("spec", c.short, "spec", got), node or c.node)
+    return got is not None
+
+
+def check_shape(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode],
+                argument: str) -> bool:
+    """A mesh's sizes: a sequence of ints, never one int."""
+    if not (isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool)):
+        return False
+    it.prove(WrongArgumentKind("shape", c.short, argument, f"the int {v.value}"), node or c.node)
+    return True
+
+
+def check_devices(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode]) -> bool:
+    """``Mesh``'s devices: an array (or nested sequence) of devices, never a number."""
+    wrong = isinstance(v, Const) and isinstance(v.value, (int, float)) \
+        and not isinstance(v.value, bool)
+    if wrong:
+        it.prove(WrongArgumentKind("devices", c.short, "devices", describe(v) or "a number"),
+                 node or c.node)
+    return wrong
+
+
+def _bad_sharding_leaf(v: Value, device_put: bool) -> bool:
+    if isinstance(v, Const):
+        return v.value is not None and (not device_put or isinstance(v.value, (int, float, str)))
+    if device_put:
+        return isinstance(v, (MeshVal, TreeDefVal))
+    return isinstance(v, (ArrayVal, MeshVal, TreeDefVal))
+
+
+def _wrong_leaves(it: ApiContext, tree: Value, node: Optional[cst.CSTNode], path: Tuple[Any, ...],
+                  device_put: bool, out: List[Tuple[Tuple[Any, ...], Value, Optional[cst.CSTNode]]]
+                  ) -> None:
+    lits = literals_of(it.module)
+    if isinstance(tree, TupleVal):
+        for i, v in enumerate(tree.items):
+            _wrong_leaves(it, v, lits.child(node, i), path + (i,), device_put, out)
+    elif isinstance(tree, DictVal):
+        for k, v in tree.items:
+            _wrong_leaves(it, v, lits.child(node, k), path + (k,), device_put, out)
+    elif isinstance(tree, PyTreeNodeVal):
+        for k, v in tree.children:
+            _wrong_leaves(it, v, None, path + (k,), device_put, out)
+    elif tree is not UNKNOWN and _bad_sharding_leaf(tree, device_put):
+        out.append((path, tree, node))
+
+
+def check_shardings(it: ApiContext, c: ApiCall, tree: Value, node: Optional[cst.CSTNode],
+                    argument: str, device_put: bool = False) -> bool:
+    """A tree of shardings (jit's, ``with_sharding_constraint``'s, ``device_put``'s):
+    each leaf a sharding, a spec or ``None`` (or, for ``device_put``, a device)."""
+    found: List[Tuple[Tuple[Any, ...], Value, Optional[cst.CSTNode]]] = []
+    _wrong_leaves(it, tree, node, (), device_put, found)
+    if not found:
+        return False
+    path, leaf, at = found[0]
+    shown = "".join(f"[{k!r}]" for k in path)
+    it.prove(WrongArgumentKind("device_put" if device_put else "shardings", c.short, argument,
+                               describe(leaf) or "a value", shown, len(found) - 1),
+             at or node or c.node)
+    return True

@@ -1,0 +1,216 @@
+"""Arguments of the wrong kind (analyzer/jaxapi/argument_kinds.py, SC311), in the shapes
+real code gives them: helpers that take the mesh, a mesh shape read from a config, a
+train step's shardings flattened or built from shapes. Each case lists the SC311 lines it
+must give; every case also runs under JAX on 8 CPU devices, and a buggy case must raise
+the error JAX gives, its correct twin must run cleanly.
+"""
+
+import re
+
+import pytest
+
+from shardcheck.analyzer.engine import check_source
+
+HEAD = """import dataclasses
+import jax
+import jax.numpy as jnp
+from jax.experimental import mesh_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+"""  # 5 lines; a case's first line is line 6
+
+# id -> (code after HEAD, SC311 lines, JAX: "ok" or a regex of its error)
+CASES = {
+    "config-mesh-shape-int": ("""\
+@dataclasses.dataclass
+class MeshConfig:
+    data: int = 8
+
+def build_mesh(cfg):
+    devices = mesh_utils.create_device_mesh(cfg.data)
+    return Mesh(devices, ("data",))
+
+mesh = build_mesh(MeshConfig())
+""", {11}, "'int' object is not iterable"),
+    "config-mesh-shape-tuple": ("""\
+@dataclasses.dataclass
+class MeshConfig:
+    data: int = 8
+
+def build_mesh(cfg):
+    devices = mesh_utils.create_device_mesh((cfg.data,))
+    return Mesh(devices, ("data",))
+
+mesh = build_mesh(MeshConfig())
+""", set(), "ok"),
+    "helper-swaps-named-sharding": ("""\
+class Sharder:
+    def __init__(self, mesh):
+        self.mesh = mesh
+
+    def rows(self):
+        return NamedSharding(P("data", None), self.mesh)
+
+sharder = Sharder(jax.make_mesh((8,), ("data",)))
+x = jax.device_put(jnp.ones((16, 4)), sharder.rows())
+""", {11}, "object has no attribute"),
+    "helper-named-sharding-in-order": ("""\
+class Sharder:
+    def __init__(self, mesh):
+        self.mesh = mesh
+
+    def rows(self):
+        return NamedSharding(self.mesh, P("data", None))
+
+sharder = Sharder(jax.make_mesh((8,), ("data",)))
+x = jax.device_put(jnp.ones((16, 4)), sharder.rows())
+""", set(), "ok"),
+    "device-array-as-mesh": ("""\
+devices = mesh_utils.create_device_mesh((8,))
+rows = NamedSharding(devices, P("data"))
+""", {7}, "has no attribute"),
+    "names-as-spec": ("""\
+mesh = jax.make_mesh((8,), ("data",))
+
+def shard_batch(batch, names=("data", None)):
+    return jax.device_put(batch, NamedSharding(mesh, names))
+
+x = shard_batch(jnp.ones((16, 4)))
+""", {9}, "'tuple' object has no attribute 'partitions'"),
+    "flattened-param-shardings": ("""\
+mesh = jax.make_mesh((8,), ("data",))
+params = {"w": jnp.ones((16, 4)), "b": jnp.ones((4,))}
+param_sh = jax.tree.map(lambda _: NamedSharding(mesh, P()), params)
+batch_sh = NamedSharding(mesh, P("data", None))
+
+def train_step(p, x):
+    return jax.tree.map(lambda a: a - 0.1 * (x.sum() * a), p)
+
+flat_sh, treedef = jax.tree_util.tree_flatten(param_sh)
+step = jax.jit(train_step, in_shardings=(treedef, batch_sh), out_shardings=param_sh)
+""", {15}, "leaf specifications are expected to be PartitionSpec instances or None"),
+    "rebuilt-param-shardings": ("""\
+mesh = jax.make_mesh((8,), ("data",))
+params = {"w": jnp.ones((16, 4)), "b": jnp.ones((4,))}
+param_sh = jax.tree.map(lambda _: NamedSharding(mesh, P()), params)
+batch_sh = NamedSharding(mesh, P("data", None))
+
+def train_step(p, x):
+    return jax.tree.map(lambda a: a - 0.1 * (x.sum() * a), p)
+
+flat_sh, treedef = jax.tree_util.tree_flatten(param_sh)
+step = jax.jit(train_step, in_shardings=(jax.tree_util.tree_unflatten(treedef, flat_sh),
+                                         batch_sh), out_shardings=param_sh)
+new = step(params, jnp.ones((16, 4)))
+""", set(), "ok"),
+    "shape-tree-as-out-shardings": ("""\
+mesh = jax.make_mesh((8,), ("data",))
+
+def init(key):
+    return {"embed": jax.random.normal(key, (64, 16)), "head": jnp.zeros((16, 8))}
+
+shapes = jax.tree.map(lambda a: a.shape, init(jax.random.key(1)))
+params = jax.jit(init, out_shardings=shapes)(jax.random.key(0))
+""", {12}, "leaf specifications are expected to be PartitionSpec instances or None"),
+    "names-in-constraint": ("""\
+mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+
+@jax.jit
+def forward(x):
+    return jax.lax.with_sharding_constraint(x * 2, ("data", None))
+
+with jax.set_mesh(mesh):
+    y = forward(jnp.ones((16, 4)))
+""", {10}, "leaf specifications are expected to be PartitionSpec instances or None"),
+    "spec-in-constraint": ("""\
+mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+
+@jax.jit
+def forward(x):
+    return jax.lax.with_sharding_constraint(x * 2, P("data", None))
+
+with jax.set_mesh(mesh):
+    y = forward(jnp.ones((16, 4)))
+""", set(), "ok"),
+    "mesh-to-device-put": ("""\
+mesh = jax.make_mesh((8,), ("data",))
+x = jax.device_put(jnp.ones((16, 4)), mesh)
+""", {7}, "only accepts"),
+    "number-of-devices-as-mesh-devices": ("""\
+mesh = Mesh(jax.device_count(), ("data",))
+""", set(), "Mesh requires the ndim"),  # the count is not known statically: silent
+    "branch-not-run-for-these-arguments": ("""\
+mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+
+def constrain(x, spec, mesh=None):
+    if mesh is not None and spec is not None:
+        return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, spec))
+    return x
+
+y = constrain(jnp.ones((16, 4)), None, mesh=mesh)
+""", set(), "ok"),  # flax.linen.spmd's shape: `spec is not None` is false for this call
+    "lambda-in-branch-not-run": ("""\
+def reshard_to(tree, mesh=None):
+    if mesh is not None and len(tree) > 0:
+        shardings = jax.tree.map(lambda x: NamedSharding(mesh, P()), tree)
+        tree = jax.device_put(tree, shardings)
+    return tree
+
+params = reshard_to({"w": jnp.ones((16, 4))})
+""", set(), "ok"),  # tunix's reshard_model_to_mesh: the lambda never runs with mesh None
+    "branch-run-for-these-arguments": ("""\
+mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+
+def constrain(x, spec, mesh=None):
+    if mesh is not None or spec is not None:
+        return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, spec))
+    return x
+
+y = constrain(jnp.ones((16, 4)), ("data", None), mesh=mesh)
+""", {10}, "'tuple' object has no attribute 'partitions'"),
+    "unset-mesh-default-is-not-a-finding": ("""\
+def rows(mesh=None):
+    return NamedSharding(mesh, P("data", None))
+""", set(), "ok"),
+}
+
+
+def _lines(code):
+    return {f.row for f in check_source(code, "case.py") if f.code == "SC311"}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_findings(case):
+    assert _lines(HEAD + CASES[case][0]) == CASES[case][1]
+
+
+@pytest.fixture(scope="module")
+def jax_runs(jax8):
+    from jax_snippets import run_snippets
+    return dict(zip(CASES, run_snippets([HEAD + body for body, _, _ in CASES.values()])))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_jax_agrees(case, jax_runs):
+    _, lines, outcome = CASES[case]
+    run = jax_runs[case]
+    if outcome == "ok":
+        assert run["status"] == "ok", run
+    else:
+        assert run["status"] == "error" and re.search(outcome, run["error"]), run
+
+
+def test_flattened_leaves_are_in_jax_order():
+    code = HEAD + """\
+tree = {"b": jnp.ones((4,)), "a": jnp.ones((2, 3)), "c": None}
+leaves, treedef = jax.tree_util.tree_flatten(tree)
+first = leaves[0]
+"""
+    from shardcheck.analyzer.inferred_types import infer_types
+    types = {t.name: t.type for t in infer_types(code, "case.py")}
+    assert types["first"] == "float32[2,3]"  # 'a' sorts first, as JAX flattens dicts
+
+
+def test_message_names_the_value_and_the_fix():
+    code = HEAD + 'mesh = jax.make_mesh((8,), ("data",))\ns = NamedSharding(P("data"), mesh)\n'
+    (f,) = [f for f in check_source(code, "case.py") if f.code == "SC311"]
+    assert "is a PartitionSpec" in f.message and "NamedSharding(mesh, spec)" in f.message
