@@ -27,15 +27,23 @@ USE_MESH = ("import jax\nm = jax.make_mesh((2,), ('data',))\n"
 FIXED = USE_MESH.replace("jax.sharding.use_mesh", "jax.set_mesh")
 
 # `shardcheck check --no-cache --fix PATHS` whose first rename of a temporary file waits:
-# it writes "held" on the pipe whose fd is argv[1], then reads standard input to its end
+# it writes "held" on the pipe whose fd is argv[1], reads standard input to its end, and
+# waits until the write phase has recorded a signal sent meanwhile (the kernel may hand
+# it to another thread of the process, which a loaded machine runs later than this one)
 HELD = textwrap.dedent("""\
-    import os, sys
+    import os, signal, sys, time
     replace = os.replace
     def held(src, dst):
-        if os.path.basename(src).startswith(".shardcheck-fix-"):
+        if os.path.basename(src).startswith(".shardcheck-fix-") and not held.done:
+            held.done = True
             os.write(int(sys.argv[1]), b"held")
             sys.stdin.read()
+            phase = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
+            deadline = time.monotonic() + 60
+            while phase is not None and phase.pending is None and time.monotonic() < deadline:
+                time.sleep(0.01)
         return replace(src, dst)
+    held.done = False
     os.replace = held
     from shardcheck.cli import main
     sys.exit(main(["check", "--no-cache", "--fix", *sys.argv[2:]]))
