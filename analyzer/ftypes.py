@@ -124,9 +124,12 @@ class Finding:
 
 @dataclass(frozen=True)
 class Valid:
-    """Code the rule must not flag. It also runs cleanly under every supported JAX."""
+    """Code the rule must not flag. It also runs cleanly under every supported JAX.
+    For a rule on config files (``ShardRule.CONFIG``), ``code`` is the config's YAML and
+    ``driver`` the Python program that runs it (the YAML given to it as ``CONFIG``)."""
 
     code: str
+    driver: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,3 +150,4 @@ class Invalid:
     # each version's wording)
     jax_error: str = ""
     witness: str = ""
+    driver: str = ""  # a config rule's program that runs the YAML ``code`` (see Valid)

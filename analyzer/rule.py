@@ -85,6 +85,9 @@ class ShardRule:
     VALID: ClassVar[List[Valid]] = []
     INVALID: ClassVar[List[Invalid]] = []
     META: ClassVar[bool] = False  # reported by the engine itself (syntax-error, internal-error)
+    # reported in YAML/JSON config files (analyzer/config_checks.py), not in Python: its
+    # examples are configs, each run by its ``driver``
+    CONFIG: ClassVar[bool] = False
 
     registry: ClassVar[Dict[str, Type["ShardRule"]]] = {}
 

@@ -44,7 +44,9 @@ def check_command(args: argparse.Namespace) -> int:
     if stdin:
         return _check_stdin(args, cfg)
     warnings: List[str] = []
-    files, missing = discover(paths, cfg, force_exclude=args.force_exclude, warnings=warnings)
+    configs: List[str] = []
+    files, missing = discover(paths, cfg, force_exclude=args.force_exclude, warnings=warnings,
+                              configs=configs)
     for w in warnings:
         print(f"shardcheck: warning: {w}", file=sys.stderr)
     for m in missing:
@@ -88,13 +90,16 @@ def check_command(args: argparse.Namespace) -> int:
         unwritten = fixed.unwritten
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
               f"{len(result.findings)} remaining{_unwritten(unwritten)}.", file=sys.stderr)
+    if configs:
+        result.findings = result.findings + _config_findings(configs, cfg)
+        result.files += len(configs)
     elapsed = time.perf_counter() - start
     if args.write_baseline:
         return _write_baseline(args.write_baseline, result.findings)
     findings = _baselined(args, cfg, result.findings)
     if findings is None:
         return 2
-    if not _emit(_report(args, findings, files), args):
+    if not _emit(_report(args, findings, files + configs), args):
         return 2
     if args.verbose:
         besides = (f", and {result.importers} file(s) of the project that import them"
@@ -103,6 +108,19 @@ def check_command(args: argparse.Namespace) -> int:
               f"{elapsed:.2f}s",
               file=sys.stderr)
     return 2 if unwritten else _status(findings, args)
+
+
+def _config_findings(configs: List[str], cfg) -> list:
+    """The findings of the YAML/JSON sharding configs checked (config_checks.py), as
+    the config selects them (``select``/``ignore``, ``per-file-ignores``)."""
+    from shardcheck.analyzer import config_checks
+    enabled = cfg.enabled_codes()
+    out: list = []
+    for path in configs:
+        ignored = cfg.ignored_for(os.path.abspath(path))
+        out.extend(f for f in config_checks.check(path) if f.code in enabled
+                   and f.code not in ignored)
+    return out
 
 
 def _usage_problem(args: argparse.Namespace, paths: List[str], stdin: bool) -> str:

@@ -55,8 +55,10 @@ def _ignored(path: str, is_dir: bool, stack: List[Tuple[str, object]]) -> bool:
 
 # A project's configs in YAML or JSON (its meshes, its sharding rules): pre-commit passes
 # the staged ones beside the Python files. They are part of the project, never read as
-# Python; none has findings of its own yet.
+# Python; those that hold a sharding config have findings of their own
+# (analyzer/config_checks.py, SC113).
 CONFIG_SUFFIXES = (".yml", ".yaml", ".json")
+_CONFIG_HEAD = 64 << 10  # how much of a config found in a tree is read for its keys
 
 
 def is_config_file(path: str) -> bool:
@@ -65,11 +67,13 @@ def is_config_file(path: str) -> bool:
 
 
 def discover(paths: List[str], config: Config, force_exclude: bool = False,
-             warnings: Optional[List[str]] = None) -> Tuple[List[str], List[str]]:
+             warnings: Optional[List[str]] = None,
+             configs: Optional[List[str]] = None) -> Tuple[List[str], List[str]]:
     """(files to check, missing paths). Directories that cannot be listed are added
     to ``warnings`` (a message each). A config file named (``is_config_file``) is not
     among the files to check: the answer for the Python files named is the project's
-    either way."""
+    either way. ``configs`` gets the config files to check: those named, and those in
+    the directories walked that hold a sharding config's keys."""
     files: List[str] = []
     missing: List[str] = []
     cache: Dict[str, object] = {}
@@ -77,10 +81,12 @@ def discover(paths: List[str], config: Config, force_exclude: bool = False,
         if force_exclude and config.is_excluded(os.path.abspath(p)):
             continue
         if os.path.isdir(p):
-            files.extend(_walk(p, config, cache, force_exclude, warnings))
+            files.extend(_walk(p, config, cache, force_exclude, warnings, configs))
         elif os.path.lexists(p):
             if not is_config_file(p):
                 files.append(p)  # named explicitly: always checked (or reported as unreadable)
+            elif configs is not None and os.path.isfile(p):
+                configs.append(p)
         else:
             missing.append(p)
     seen = set()
@@ -94,7 +100,8 @@ def discover(paths: List[str], config: Config, force_exclude: bool = False,
 
 
 def _walk(root: str, config: Config, cache: Dict[str, object], force_exclude: bool = False,
-          warnings: Optional[List[str]] = None) -> Iterator[str]:
+          warnings: Optional[List[str]] = None,
+          configs: Optional[List[str]] = None) -> Iterator[str]:
     root_abs = os.path.abspath(root)
     # a directory named explicitly is checked even if the config excludes it
     use_exclude = force_exclude or not config.is_excluded(root_abs)
@@ -137,6 +144,12 @@ def _walk(root: str, config: Config, cache: Dict[str, object], force_exclude: bo
             keep.append(d)
         dirnames[:] = keep
         for name in sorted(filenames):
+            if configs is not None and is_config_file(name):
+                full = os.path.join(dirpath, name)
+                if not excluded(full) and not _ignored(full, False, stack) \
+                        and _holds_sharding_config(full):
+                    configs.append(os.path.relpath(full) if not os.path.isabs(root) else full)
+                continue
             if not name.endswith((".py", ".ipynb")):  # notebooks: analyzer/notebooks.py
                 continue
             if OLD_FIX_TEMPORARY.match(name):
@@ -145,6 +158,20 @@ def _walk(root: str, config: Config, cache: Dict[str, object], force_exclude: bo
             if excluded(full) or _ignored(full, False, stack):
                 continue
             yield os.path.relpath(full) if not os.path.isabs(root) else full
+
+
+def _holds_sharding_config(path: str) -> bool:
+    """Whether a config file found in a tree may hold a sharding config: one of its
+    keys in the first 64 KiB of a regular file."""
+    from shardcheck.analyzer.config_checks import KEYS
+    try:
+        if not os.path.isfile(path):
+            return False
+        with open(path, "rb") as f:
+            head = f.read(_CONFIG_HEAD)
+    except OSError:
+        return False
+    return any(k.encode() in head for k in KEYS)
 
 
 # Past this many Python files a tree is no project (a home directory, a monorepo's root):

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from shardcheck.analyzer import config_checks
 from shardcheck.analyzer.engine import check_source
 from shardcheck.analyzer.ftypes import ERROR
 from shardcheck.analyzer.rules import all_rules
@@ -18,24 +19,39 @@ INVALID = [(code, i, ex) for code, r in RULES.items() for i, ex in enumerate(r.I
 VALID = [(code, i, ex) for code, r in RULES.items() for i, ex in enumerate(r.VALID)]
 
 
+def _findings(code, ex, tmp_path):
+    """A rule's findings on its example: a config rule's on the YAML, written to a file."""
+    if not RULES[code].CONFIG:
+        return check_source(ex.code, "example.py")
+    path = tmp_path / "config.yml"
+    path.write_text(ex.code)
+    return config_checks.check(str(path))
+
+
+def _program(code, ex):
+    """What runs under JAX: the example, or a config rule's driver given the YAML."""
+    return f"CONFIG = {ex.code!r}\n{ex.driver}" if RULES[code].CONFIG else ex.code
+
+
 @pytest.mark.parametrize("code,i,ex", INVALID, ids=[f"{c}-invalid{i}" for c, i, _ in INVALID])
-def test_invalid_example_is_flagged_at_its_line(code, i, ex):
-    found = [f for f in check_source(ex.code, "example.py") if f.code == code]
+def test_invalid_example_is_flagged_at_its_line(code, i, ex, tmp_path):
+    found = [f for f in _findings(code, ex, tmp_path) if f.code == code]
     assert any(f.row == ex.line for f in found), found
     assert any(ex.message in f.message for f in found if f.row == ex.line), found
 
 
 @pytest.mark.parametrize("code,i,ex", VALID, ids=[f"{c}-valid{i}" for c, i, _ in VALID])
-def test_valid_example_gives_no_error(code, i, ex):
-    found = [f for f in check_source(ex.code, "example.py") if f.severity == ERROR or f.code == code]
+def test_valid_example_gives_no_error(code, i, ex, tmp_path):
+    found = [f for f in _findings(code, ex, tmp_path) if f.severity == ERROR or f.code == code]
     assert found == []
 
 
 @pytest.fixture(scope="module")
 def jax_results():
     from jax_snippets import run_snippets
-    jobs = [ex.code for _, _, ex in VALID]
-    jobs += [ex.code + ("\n" + ex.witness + "\n" if ex.witness else "") for _, _, ex in INVALID]
+    jobs = [_program(code, ex) for code, _, ex in VALID]
+    jobs += [_program(code, ex) + ("\n" + ex.witness + "\n" if ex.witness else "")
+             for code, _, ex in INVALID]
     results = run_snippets(jobs)
     return {"valid": results[:len(VALID)], "invalid": results[len(VALID):]}
 
