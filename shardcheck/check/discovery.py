@@ -72,8 +72,8 @@ def discover(paths: List[str], config: Config, force_exclude: bool = False,
     """(files to check, missing paths). Directories that cannot be listed are added
     to ``warnings`` (a message each). A config file named (``is_config_file``) is not
     among the files to check: the answer for the Python files named is the project's
-    either way. ``configs`` gets the config files to check: those named, and those in
-    the directories walked that hold a sharding config's keys."""
+    either way. ``configs`` gets the config files to check: those named or in the
+    directories walked that hold a sharding config's keys."""
     files: List[str] = []
     missing: List[str] = []
     cache: Dict[str, object] = {}
@@ -85,8 +85,8 @@ def discover(paths: List[str], config: Config, force_exclude: bool = False,
         elif os.path.lexists(p):
             if not is_config_file(p):
                 files.append(p)  # named explicitly: always checked (or reported as unreadable)
-            elif configs is not None and os.path.isfile(p):
-                configs.append(p)
+            elif configs is not None and _holds_sharding_config(p):
+                configs.append(p)  # a staged workflow or data file is not one
         else:
             missing.append(p)
     seen = set()

@@ -32,6 +32,9 @@ FIXED = USE_MESH.replace("jax.sharding.use_mesh", "jax.set_mesh")
 # it to another thread of the process, which a loaded machine runs later than this one)
 HELD = textwrap.dedent("""\
     import os, signal, sys, time
+    # SIGINT as a terminal gives it (a background job's children inherit it ignored,
+    # and shardcheck then leaves it ignored, as under nohup)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     replace = os.replace
     def held(src, dst):
         if os.path.basename(src).startswith(".shardcheck-fix-") and not held.done:

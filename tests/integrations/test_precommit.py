@@ -217,3 +217,11 @@ def test_a_commit_of_one_module_gets_the_projects_answer_and_its_configs_pass(tm
                        cwd=repo, capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0 and "Passed" in r.stdout, r.stdout + r.stderr  # not Skipped
     assert "All checks passed (0 files)." in r.stdout  # no syntax error in a YAML file
+    # a staged sharding config is checked: its rule names an axis its mesh_axes lacks
+    (repo / "configs" / "base.yml").write_text(
+        "mesh_axes: ['data', 'model']\nlogical_axis_rules: [['embed', 'modle']]\n")
+    git("add", ".")
+    r = subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck", "--verbose"],
+                       cwd=repo, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr  # a warning does not fail the commit
+    assert "configs/base.yml:2:32: SC113 warning" in r.stdout, r.stdout
