@@ -95,6 +95,11 @@ COMMON: Dict[str, E] = {
     "jit.sharding_leaf_kind": E(
         "TypeError", r"(in_|out_)?shardings leaf specifications are expected to be PartitionSpec "
                      r"instances or None, but got"),
+    "jit.removed_keyword": E(
+        "TypeError", r"(jit|pjit|with_sharding_constraint)\(\) got an unexpected keyword argument "
+                     r"'(in_|out_)?axis_resources'"),
+    "jit.positional_arguments": E("TypeError",
+                                  r"jit\(\) takes from 0 to 1 positional arguments"),
     "jit.kwargs_with_in_shardings": E(
         "ValueError", r"pjit does not support kwargs when in_shardings is specified"),
     "jit.spec_longer_than_rank": E(

@@ -18,7 +18,7 @@ from sharding_types import AxisType
 from . import argument_kinds
 from . import names as api
 from .. import transfer as tr
-from ..events import JitCall, MeshCtx, SpecUse
+from ..events import ApiUse, JitCall, MeshCtx, SpecUse
 from ..facts import InShardingsConflict, JitKeywordArguments, JitShardingsNotPrefix
 from ..interp.state import CallArgs, Env, GradVal
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVal, PartialVal,
@@ -27,16 +27,29 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, MeshVa
 from .literals import literals_of
 from .pytrees import PyTreeNodeVal, leaves_of, map_leaves, same_node_type
 from ..api import ApiCall, ApiContext, callee_handler, calls, get_hook, models
-from .shard_map import call_shard_map
+from .shard_map import call_shard_map, keyword_name
 from .specs import spec_and_mesh, spec_dims, spec_leaves
 from .transforms import call_grad
 
+
+
+# keyword arguments JAX removed, and their names today (JAX 0.4.14 deleted pjit's and jit's
+# `*_axis_resources`; analyzer/rules/deprecated_api.py words them)
+REMOVED_KEYWORDS = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
 
 
 @models(*api.JITS)
 def jit(it: ApiContext, c: ApiCall) -> Value:
     f = c.args.get(0, "fun")
     kw = c.args.kw
+    for old in REMOVED_KEYWORDS:
+        if old in kw:
+            it.record("api_uses", ApiUse(c.name, kw[old].node or c.node, "keyword", old,
+                                         keyword_name(c.node, old)))
+    if c.name == api.JIT and len(c.args.pos) > 1 and not c.args.starred:
+        # jax.jit takes only the function positionally (JAX 0.7 on): TypeError
+        it.record("api_uses", ApiUse(c.name, c.node, "positional", str(len(c.args.pos))))
+        return UNKNOWN
     if f is UNKNOWN and not c.args.pos:  # jax.jit(static_argnums=...) used as a decorator
         return PartialVal(QualName(c.name), (), tuple((k, a.value) for k, a in kw.items()))
     for key in ("in_shardings", "out_shardings"):

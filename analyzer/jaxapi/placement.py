@@ -12,12 +12,13 @@ from sharding_types import AxisType
 from . import argument_kinds
 from . import names as api
 from .. import transfer as tr
-from ..events import AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
+from ..events import ApiUse, AxisTypedUse, MeshCtx, NeedsMesh, SpecUse
 from ..facts import ConstraintAxisNotAuto, ConstraintConflict, MeshConflict
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, ShardingVal, SpecChoice, SpecVal,
                       TupleVal, Value, meshes_differ)
 from ..api import ApiCall, ApiContext, models
 from .pytrees import PyTreeNodeVal, same_node_type
+from .shard_map import keyword_name
 from .specs import spec_and_mesh, spec_dims
 
 
@@ -35,6 +36,9 @@ def device_put(it: ApiContext, c: ApiCall) -> Value:
 
 @models(api.WITH_SHARDING_CONSTRAINT)
 def with_sharding_constraint(it: ApiContext, c: ApiCall) -> Value:
+    if "axis_resources" in c.args.kw:  # renamed `shardings` (JAX 0.4.4), since removed
+        it.record("api_uses", ApiUse(c.name, c.args.kw["axis_resources"].node or c.node, "keyword",
+                                     "axis_resources", keyword_name(c.node, "axis_resources")))
     if c.args.given(1, "shardings") and not c.args.starred:
         argument_kinds.check_shardings(it, c, c.args.get(1, "shardings"),
                                        c.args.node(1, "shardings"), "shardings")

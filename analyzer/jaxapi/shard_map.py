@@ -29,7 +29,7 @@ def shard_map(it: ApiContext, c: ApiCall) -> Value:
     experimental = c.name == api.SHARD_MAP_EXPERIMENTAL
     if "check_rep" in kw and not experimental:
         it.record("api_uses", ApiUse("jax.shard_map", kw["check_rep"].node or c.node, "keyword",
-                                       "check_rep", _keyword_name(c.node, "check_rep")))
+                                       "check_rep", keyword_name(c.node, "check_rep")))
     if "check_vma" in kw and experimental:
         it.record("api_uses", ApiUse(c.name, kw["check_vma"].node or c.node, "keyword", "check_vma"))
     f = c.args.get(0, "f")
@@ -350,6 +350,6 @@ def _check_call_shapes(it: ApiContext, event: ShardMapCall, args: tuple) -> None
 
 
 
-def _keyword_name(call: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
+def keyword_name(call: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
     arg = keyword_argument(call, name)
     return arg.keyword if arg is not None else None

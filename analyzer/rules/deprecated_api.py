@@ -6,6 +6,7 @@ from ..compat import MESH_ENTER, PROFILES, JaxProfile
 from ..codemods import rewrite
 from ..compat.names import HISTORY
 from ..ftypes import ERROR, WARNING, Invalid, Valid
+from ..jaxapi.names import JITS
 from ..rule import ShardRule
 from ..syntax import dotted
 
@@ -50,7 +51,13 @@ class DeprecatedApi(ShardRule):
     It also flags `jax.shard_map(f, mesh, in_specs, out_specs)`: the positional order of
     the old `jax.experimental.shard_map.shard_map`. `jax.shard_map` takes only the
     function positionally; JAX raises `TypeError: shard_map() takes from 0 to 1
-    positional arguments but 4 were given` (the fix passes them as keywords).
+    positional arguments but 4 were given` (the fix passes them as keywords). Likewise
+    `jax.jit(f, in_shardings, out_shardings)` (keyword-only since JAX 0.7: `jit() takes
+    from 0 to 1 positional arguments`), and removed keyword arguments: pjit's and jit's
+    `in_axis_resources=`/`out_axis_resources=` (deleted in JAX 0.4.14; now
+    `in_shardings=`/`out_shardings=`) and `with_sharding_constraint`'s
+    `axis_resources=` (now `shardings=`); JAX raises `TypeError: ... got an unexpected
+    keyword argument`, and the fix renames them.
 
     A removed API used only where the code first asks for it (`if hasattr(jax.sharding,
     "use_mesh"):`, a version check, `try: ... except ImportError:`) is not reported.
@@ -107,7 +114,8 @@ class DeprecatedApi(ShardRule):
     CODE = "SC401"
     NAME = "deprecated-api"
     SEVERITY = ERROR
-    JAX_FACTS = ("shard_map.check_rep", "shard_map.positional_mesh")
+    JAX_FACTS = ("shard_map.check_rep", "shard_map.positional_mesh", "jit.removed_keyword",
+                 "jit.positional_arguments")
     VALID = [Valid("""import jax
 import jax.numpy as jnp
 from jax import P
@@ -188,6 +196,25 @@ s = PositionalSharding(jax.devices()).reshape(8, 1)
         Invalid("""from jax.experimental import maps
 mesh = maps.Mesh(None, ("data",))
 """, line=1, message="jax.shard_map", jax_error="cannot import name 'maps'"),
+        Invalid("""import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((8,), ("data",))
+rows = NamedSharding(mesh, P("data"))
+step = jax.jit(lambda a: a * 2, in_axis_resources=rows, out_axis_resources=rows)
+""", line=5, message="in_shardings=", jax_error="unexpected keyword argument 'in_axis_resources'"),
+        Invalid("""import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((8,), ("data",))
+rows = NamedSharding(mesh, P("data"))
+step = jax.jit(lambda a: a * 2, rows, rows)
+""", line=5, message="keyword-only", jax_error="takes from 0 to 1 positional arguments"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+rows = NamedSharding(mesh, P("data"))
+y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, axis_resources=rows))(jnp.ones((8,)))
+""", line=6, message="shardings=", jax_error="unexpected keyword argument 'axis_resources'"),
     ]
 
     def check(self, ctx):
@@ -198,10 +225,22 @@ mesh = maps.Mesh(None, ("data",))
             if id(use.node) in inner:
                 continue
             if use.kind == "positional":
-                yield self._positional(use)
+                yield self._positional_jit(use) if use.api in JITS else self._positional(use)
                 continue
             if use.kind == "keyword":
-                if use.detail == "check_rep":
+                if use.detail in _RENAMED_KEYWORDS:
+                    new, when = _RENAMED_KEYWORDS[use.detail]
+                    fn = "with_sharding_constraint" if use.detail == "axis_resources" else \
+                        use.api.rsplit(".", 1)[-1]
+                    api = "jax.jit" if use.api == "jax.jit" else fn
+                    yield self.report(
+                        use.node, f"`{api}` has no `{use.detail}` argument: it was renamed "
+                        f"`{new}` ({when}). JAX raises TypeError (\"{fn}() got an unexpected "
+                        f"keyword argument '{use.detail}'\"). Use {new}=.", ERROR,
+                        # pjit's own fix (pjit -> jax.jit, codemods.py) renames them too
+                        fix_content=new if use.keyword is not None and fn != "pjit" else None,
+                        fix_node=use.keyword, fix_message=f"Rename {use.detail}= to {new}=")
+                elif use.detail == "check_rep":
                     yield self.report(
                         use.node, "`jax.shard_map` has no `check_rep` argument (it was renamed "
                         f"`check_vma` when shard_map moved out of jax.experimental in JAX {_MOVED_IN}): "
@@ -251,6 +290,15 @@ mesh = maps.Mesh(None, ("data",))
             "in_specs=..., out_specs=...)`.", ERROR, fix_content=fixed,
             fix_message="Pass mesh, in_specs and out_specs as keywords")
 
+    def _positional_jit(self, use):
+        fixed = _keyword_call(use.node, _JIT_ORDER)
+        return self.report(
+            use.node, f"`jax.jit` is called with {use.detail} positional arguments: since JAX 0.7 "
+            "it takes only the function positionally (in_shardings=, out_shardings=, "
+            "static_argnums=, ... are keyword-only). JAX raises TypeError (\"jit() takes from 0 "
+            "to 1 positional arguments\"). Pass them as keywords.", ERROR, fix_content=fixed,
+            fix_message="Pass jit's options as keywords")
+
     @classmethod
     def docs(cls) -> str:
         return super().docs().replace("{DEPRECATION_TABLE}", deprecation_table())
@@ -287,18 +335,28 @@ def _replacement(use, module: cst.Module):
 
 
 _OLD_ORDER = ("mesh", "in_specs", "out_specs")
+# jax.jit's parameters after the function, in the order they could once be passed
+_JIT_ORDER = ("in_shardings", "out_shardings", "static_argnums", "static_argnames",
+              "donate_argnums")
+# removed keyword arguments -> (their name today, when they changed)
+_RENAMED_KEYWORDS = {
+    "in_axis_resources": ("in_shardings", "JAX 0.4.14 deleted the old name"),
+    "out_axis_resources": ("out_shardings", "JAX 0.4.14 deleted the old name"),
+    "axis_resources": ("shardings", "deprecated in February 2023, since removed"),
+}
 
 
-def _keyword_call(node):
-    """``jax.shard_map(f, mesh, a, b)`` with the old positional order as keywords."""
+def _keyword_call(node, order=_OLD_ORDER):
+    """``jax.shard_map(f, mesh, a, b)`` (``jax.jit(f, s, s)``) with the old positional
+    order as keywords."""
     if not isinstance(node, cst.Call):
         return None
     positional = [a for a in node.args if a.keyword is None]
-    if any(a.star for a in node.args) or not 2 <= len(positional) <= 1 + len(_OLD_ORDER) \
+    if any(a.star for a in node.args) or not 2 <= len(positional) <= 1 + len(order) \
             or node.args[:len(positional)] != tuple(positional):
         return None
     given = {a.keyword.value for a in node.args if a.keyword is not None}
-    names = _OLD_ORDER[:len(positional) - 1]
+    names = order[:len(positional) - 1]
     if given & set(names):
         return None
     equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),

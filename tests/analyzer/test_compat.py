@@ -153,6 +153,10 @@ jax.make_mesh(8, ("d",))""",
 jax.sharding.Mesh(8, ("d",))""",
     "argument.device_put_kind": _HEAD + """
 jax.device_put(jnp.zeros((8,)), mesh)""",
+    "jit.removed_keyword": _HEAD + """
+jax.jit(lambda a: a, in_axis_resources=NamedSharding(mesh, P("x")))""",
+    "jit.positional_arguments": _HEAD + """
+jax.jit(lambda a: a, NamedSharding(mesh, P("x")))""",
     "jit.sharding_leaf_kind": _HEAD + """
 params = {"w": jnp.zeros((8, 4))}
 leaves, treedef = jax.tree_util.tree_flatten(params)

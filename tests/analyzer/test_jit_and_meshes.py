@@ -182,6 +182,17 @@ jax.config.update("jax_num_cpu_devices", 8)
 half = jax.make_mesh((2, 2), ("a", "b"), devices=jax.devices()[:4])
 """, set(), "ok"),
     # -- SC401 ----------------------------------------------------------------------------
+    "removed-keyword-in-a-decorator": ("""\
+@partial(jax.jit, in_axis_resources=s)
+def double(a):
+    return a * 2
+""", {("SC401", 9)}, "unexpected keyword argument 'in_axis_resources'"),
+    "shardings-as-keywords": ("""\
+@partial(jax.jit, in_shardings=s, out_shardings=s)
+def double(a):
+    return a * 2
+y = double(jax.device_put(jnp.ones((8, 4)), s))
+""", set(), "ok"),
     "removed-module-attribute-once": ("""\
 import jax.experimental
 xmap = jax.experimental.maps.xmap
