@@ -144,20 +144,24 @@ def _suppressed(doc: ConfigDoc, row: int) -> bool:
     return "noqa" in comment and CODE in comment
 
 
-def check(path: str, text: Optional[str] = None, filename: Optional[str] = None) -> List[Finding]:
+def check(path: str, text: Optional[str] = None, filename: Optional[str] = None,
+          used: Optional[Dict[str, List[Tuple[str, int, int]]]] = None) -> List[Finding]:
     """The findings of the config file ``path`` (``text``: its content, else read);
-    ``filename``: the name findings carry (default ``path``)."""
+    ``filename``: the name findings carry (default ``path``); ``used``: the logical
+    names the project's code writes (``logical_names_used``), each with where."""
     doc = read(path, text)
     if doc is None:
         return []
     shown = filename or path
     out: List[Finding] = []
 
-    def report(node: Any, message: str, related: Tuple[Tuple[ConfigDoc, Any, str], ...] = ()) -> None:
+    def report(node: Any, message: str, related: Tuple[Tuple[ConfigDoc, Any, str], ...] = (),
+               code_related: Tuple[Tuple[str, Tuple[str, int, int]], ...] = ()) -> None:
         row, col, end_row, end_col = _where(doc, node)
         if _suppressed(doc, row):
             return
         rel = tuple(Related(note, shown if d is doc else d.path, *_where(d, n)) for d, n, note in related)
+        rel += tuple(Related(note, p, r, c, r, c) for note, (p, r, c) in code_related)
         out.append(Finding(CODE, NAME, message, WARNING, shown, row, col, end_row, end_col,
                            related=rel))
 
@@ -165,6 +169,8 @@ def check(path: str, text: Optional[str] = None, filename: Optional[str] = None)
     axes_nodes = _strings(mesh[2]) if mesh is not None else None
     if mesh is None or axes_nodes is None:
         _check_rule_shapes(doc, report)
+        if used:
+            _check_unmapped(doc, [], used, report)
         return out
     mesh_doc, mesh_key, _ = mesh
     axes = [n.value for n in axes_nodes]
@@ -230,7 +236,98 @@ def check(path: str, text: Optional[str] = None, filename: Optional[str] = None)
                        "the batch's sharding names it and JAX raises ValueError (\"Resource axis: "
                        "... is not found in mesh\"). Add the axis, or set `data_sharding` here.",
                        ((ds_doc, n, "the data_sharding entry"),))
+    if used:
+        _check_unmapped(doc, axes, used, report)
     out.sort(key=lambda f: (f.row, f.column))
+    return out
+
+
+def _mapped_names(doc: ConfigDoc) -> Dict[str, Any]:
+    """The logical names the rules in force in ``doc`` map (its own or its bases', with
+    its overrides)."""
+    names: Dict[str, Any] = {}
+    for key in ("logical_axis_rules", "override_logical_axis_rules"):
+        got = doc.get(key)
+        for entry in (got[2].value if got is not None and isinstance(getattr(got[2], "value", None),
+                                                                     list) else []):
+            rule = _rule_axes(entry)
+            if rule is not None:
+                names.setdefault(rule[0].value, rule[0])
+    return names
+
+
+def _check_unmapped(doc: ConfigDoc, axes: List[str], used: Dict[str, List[Tuple[str, int, int]]],
+                    report: Any) -> None:
+    """A variant that replaces its base's rule table wholesale and so maps none of some
+    logical names its base maps and the code uses: Linen leaves such a dim replicated,
+    silently; NNX reads the name as a mesh axis, which the mesh lacks. One finding per
+    table, at its key. (A name no config maps may be replicated on purpose: Linen's
+    rule for an unmatched name; not reported.)"""
+    own = doc.entries.get("logical_axis_rules")
+    if own is None or doc.base is None or not isinstance(getattr(own[1], "value", None), list):
+        return
+    mapped, inherited = _mapped_names(doc), _mapped_names(doc.base)
+    missing = sorted(n for n in used if n in inherited and n not in mapped and n not in axes)
+    if not missing:
+        return
+    key = own[0]
+    shown = ", ".join(repr(n) for n in missing[:6]) + (f" and {len(missing) - 6} more"
+                                                       if len(missing) > 6 else "")
+    related = tuple((f"{n!r} is used here", used[n][0]) for n in missing[:3])
+    report(key, f"the logical axis rules of this config replace those of "
+           f"{os.path.basename(doc.base.path)} and map no rule for {shown}, which that file maps "
+           f"and the code uses: Flax Linen leaves such a dim replicated without a word (each device "
+           f"holds it whole), and Flax NNX reads the name as a mesh axis, which `mesh_axes` lacks "
+           f"(ValueError). Add a rule for each (`['{missing[0]}', ...]`), or `None` to replicate "
+           "on purpose.", code_related=related)
+
+
+# Flax's logical-name APIs: the call's last name -> (position, keyword) of the names
+_NAME_ARGUMENTS = {
+    "with_logical_constraint": (1, "logical_axis_resources"),
+    "with_logical_partitioning": (1, "names"),
+    "logical_to_mesh_axes": (0, "array_dim_names"),
+    "param_with_axes": (None, "axes"),
+    "variable_with_axes": (None, "axes"),
+    "with_partitioning": (1, "sharding"),
+}
+
+
+def logical_names_used(paths: List[str]) -> Dict[str, List[Tuple[str, int, int]]]:
+    """The logical axis names the Python files ``paths`` write in Flax's logical-name
+    APIs (a literal tuple or list of strings), each with the places it is written."""
+    import ast
+    from .pyast import parse
+    out: Dict[str, List[Tuple[str, int, int]]] = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read(MAX_BYTES * 4)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "logical" not in text and "with_partitioning" not in text and "_with_axes" not in text:
+            continue
+        parsed = parse(text)
+        if parsed is None:
+            continue
+        for node in ast.walk(parsed.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else \
+                func.id if isinstance(func, ast.Name) else None
+            where = _NAME_ARGUMENTS.get(name or "")
+            if where is None:
+                continue
+            position, keyword = where
+            arg = next((k.value for k in node.keywords if k.arg == keyword), None)
+            if arg is None and position is not None and len(node.args) > position:
+                arg = node.args[position]
+            if not isinstance(arg, (ast.Tuple, ast.List)):
+                continue
+            for item in arg.elts:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    out.setdefault(item.value, []).append((path, item.lineno, item.col_offset + 1))
     return out
 
 

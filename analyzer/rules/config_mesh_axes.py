@@ -38,6 +38,12 @@ class ConfigMeshAxes(ShardRule):
     - a variant whose own `mesh_axes` drops an axis the rules or the `data_sharding` it
       inherits still name;
     - a `data_sharding` that names an axis `mesh_axes` lacks;
+    - a variant that replaces its base's `logical_axis_rules` wholesale and maps no rule
+      for logical names its base maps and the project's code uses (in
+      `nn.with_logical_constraint`, `nn.with_logical_partitioning`,
+      `nn.logical_to_mesh_axes`, `nnx.with_partitioning`, `param_with_axes`), with the
+      code's first use of each noted; a name no config maps is not reported (Linen
+      replicates an unmatched name, which may be meant);
     - a mesh axis listed twice, and a rule entry that is no `[name, axis or axes]` pair.
 
     `shardcheck check` reads the configs it is given (pre-commit passes the staged
@@ -49,6 +55,9 @@ class ConfigMeshAxes(ShardRule):
     raises `ValueError: Resource axis: fsdpp of P(('data', 'fsdp'), 'fsdpp') is not
     found in mesh` (JAX 0.10.2 with flax 0.12.8, on 8 CPU devices), at the first
     sharding built for that parameter or batch, usually minutes into a job's start-up.
+    A variant whose own rules leave out a name the code uses gets no error at all under
+    Linen: the dim is silently replicated (every device holds it whole, the memory the
+    rule was written to save); under NNX the name is read as a mesh axis the mesh lacks.
     These are warnings: whether a name is used depends on the code and the model.
 
     ## Example

@@ -91,7 +91,8 @@ def check_command(args: argparse.Namespace) -> int:
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
               f"{len(result.findings)} remaining{_unwritten(unwritten)}.", file=sys.stderr)
     if configs:
-        result.findings = result.findings + _config_findings(configs, cfg)
+        result.findings = result.findings + _config_findings(
+            configs, cfg, args.project_files if args.project_files is not None else files)
         result.files += len(configs)
     elapsed = time.perf_counter() - start
     if args.write_baseline:
@@ -110,16 +111,20 @@ def check_command(args: argparse.Namespace) -> int:
     return 2 if unwritten else _status(findings, args)
 
 
-def _config_findings(configs: List[str], cfg) -> list:
+def _config_findings(configs: List[str], cfg, python_files: List[str]) -> list:
     """The findings of the YAML/JSON sharding configs checked (config_checks.py), as
-    the config selects them (``select``/``ignore``, ``per-file-ignores``)."""
+    the config selects them (``select``/``ignore``, ``per-file-ignores``); the logical
+    names the project's Python files use are read for the configs' rule tables."""
     from shardcheck.analyzer import config_checks
     enabled = cfg.enabled_codes()
+    if config_checks.CODE not in enabled:
+        return []
+    used = config_checks.logical_names_used([f for f in python_files if f.endswith(".py")])
     out: list = []
     for path in configs:
-        ignored = cfg.ignored_for(os.path.abspath(path))
-        out.extend(f for f in config_checks.check(path) if f.code in enabled
-                   and f.code not in ignored)
+        if config_checks.CODE in cfg.ignored_for(os.path.abspath(path)):
+            continue
+        out.extend(config_checks.check(path, used=used))
     return out
 
 

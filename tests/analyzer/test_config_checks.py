@@ -159,3 +159,48 @@ def test_a_repeated_mesh_axis_fails_under_jax(repeated_axis_run, tmp_path):
     assert repeated_axis_run["type"] in ("AssertionError", "ValueError"), repeated_axis_run
     _write(tmp_path, {"base.yml": BASE.replace("'fsdp', 'tensor']\n", "'fsdp', 'tensor', 'fsdp']\n", 1)})
     assert "listed twice" in config_checks.check(str(tmp_path / "base.yml"))[0].message
+
+
+MODEL = '''\
+import flax.linen as nn
+
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.with_logical_constraint(x, ("batch", "length", "embed"))
+        init = nn.with_logical_partitioning(nn.initializers.lecun_normal(), ("embed", "heads"))
+        return nn.Dense(64, kernel_init=init)(x)
+'''
+
+
+def test_logical_names_the_code_uses(tmp_path):
+    _write(tmp_path, {"model.py": MODEL, "other.py": "names = ('not', 'a', 'call')\n"})
+    used = config_checks.logical_names_used([str(tmp_path / "model.py"), str(tmp_path / "other.py")])
+    assert sorted(used) == ["batch", "embed", "heads", "length"]
+    assert used["heads"] == [(str(tmp_path / "model.py"), 8, 87)]
+
+
+def test_a_variant_replacing_the_rules_wholesale_loses_names_the_code_uses(tmp_path, capsys,
+                                                                            monkeypatch):
+    _write(tmp_path, {"pyproject.toml": "", "src/model.py": MODEL, "configs/base.yml": BASE,
+                      "configs/models/tiny.yml": """\
+        base_config: "../base.yml"
+        logical_axis_rules: [['batch', 'data'], ['embed', 'fsdp']]
+        """,
+                      "configs/models/full.yml": """\
+        base_config: "../base.yml"
+        logical_axis_rules: [['batch', 'data'], ['embed', 'fsdp'], ['heads', null]]
+        """})
+    used = config_checks.logical_names_used([str(tmp_path / "src/model.py")])
+    (f,) = config_checks.check(str(tmp_path / "configs/models/tiny.yml"), used=used)
+    assert (f.row, f.column) == (2, 1) and "'heads'" in f.message and "'length'" not in f.message
+    assert f.related[0].filename.endswith("model.py") and f.related[0].row == 8
+    # replicating on purpose (`null`) maps the name; the base itself replaces nothing
+    assert config_checks.check(str(tmp_path / "configs/models/full.yml"), used=used) == []
+    assert config_checks.check(str(tmp_path / "configs/base.yml"), used=used) == []
+    monkeypatch.chdir(tmp_path)
+    assert run(["check", "--no-cache", "--output-format", "concise", "."]) == 0
+    out = capsys.readouterr().out
+    assert "configs/models/tiny.yml:2:1: SC113 warning" in out
+    assert "src/model.py:8:87: note: 'heads' is used here" in out
