@@ -26,6 +26,7 @@ def examples_run():
     return r.returncode, r.stdout + r.stderr, json.loads(r.stdout) if r.stdout.startswith("[") else None
 
 
+@pytest.mark.slow  # confirm runs every example: CI's -m slow leg
 def test_confirm_examples_agrees_everywhere_and_exits_0(examples_run):
     code, out, results = examples_run
     assert code == 0, out
@@ -42,6 +43,7 @@ def _functions(results, example):
     return {m["function"]: m for m in res["collectives"]}
 
 
+@pytest.mark.slow  # confirm runs every example: CI's -m slow leg
 def test_tensor_parallel_mlp_reports_the_row_parallel_all_reduce(examples_run):
     _, _, results = examples_run
     mlp = _functions(results, "tensor_parallel_mlp")["mlp"]
@@ -56,6 +58,7 @@ def test_tensor_parallel_mlp_reports_the_row_parallel_all_reduce(examples_run):
     assert mlp["mesh"] == {"data": 2, "model": 4} and mlp["bytes"] == c["bytes"]
 
 
+@pytest.mark.slow  # confirm runs every example: CI's -m slow leg
 def test_data_parallel_reports_the_gradient_all_reduce(examples_run):
     _, _, results = examples_run
     step = _functions(results, "data_parallel")["train_step"]
@@ -68,6 +71,7 @@ def test_data_parallel_reports_the_gradient_all_reduce(examples_run):
     assert not [c for c in step["collectives"] if c["kind"] == "all-gather"]
 
 
+@pytest.mark.slow  # confirm runs every example: CI's -m slow leg
 def test_fsdp_reports_the_weight_all_gathers(examples_run):
     _, _, results = examples_run
     step = _functions(results, "fsdp")["train_step"]

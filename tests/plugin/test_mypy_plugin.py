@@ -87,6 +87,7 @@ def _expected(path: pathlib.Path):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+@pytest.mark.slow  # mypy over JAX's stubs, four runs: CI's -m slow leg
 def test_plugin_reports_exactly_the_marked_lines(case, runs):
     found, out = runs[True]
     expected = _expected(case)
@@ -99,12 +100,14 @@ def test_plugin_reports_exactly_the_marked_lines(case, runs):
             assert all(m.endswith("[sharding]") for k, m in got[key] if k == "error"), got[key]
 
 
+@pytest.mark.slow  # mypy over JAX's stubs, four runs: CI's -m slow leg
 def test_examples_give_no_sharding_error_with_the_plugin(runs):
     found, out = runs[True]
     names = {p.name for p in EXAMPLES}
     assert [k for k in found if k[0] in names] == [], out
 
 
+@pytest.mark.slow  # mypy over JAX's stubs, four runs: CI's -m slow leg
 def test_the_broken_example_is_reported_at_its_marked_line(runs):
     found, out = runs[True]
     marked = [i for i, l in enumerate(BROKEN.read_text().splitlines(), 1) if "# error:" in l]
@@ -113,6 +116,7 @@ def test_the_broken_example_is_reported_at_its_marked_line(runs):
     assert got[marked[0]][0][1].endswith("[sharding]")
 
 
+@pytest.mark.slow  # mypy over JAX's stubs, four runs: CI's -m slow leg
 def test_without_the_plugin_nothing_is_reported(runs):
     """Sharded[...] is typing.Annotated to a checker without the plugin: plain arrays,
     no errors; reveal_type shows the plain array type."""
