@@ -565,8 +565,9 @@ def _iterator(kind: str, call: CallArgs, items_of: Any) -> Value:
         return UNKNOWN
     if kind == "range":
         bounds = [const_int(p) for p in call.pos]
-        if not 1 <= len(bounds) <= 3 or any(b is None for b in bounds):
-            return UNKNOWN
+        if not 1 <= len(bounds) <= 3 or any(b is None for b in bounds) \
+                or (len(bounds) == 3 and bounds[2] == 0):
+            return UNKNOWN  # range(a, b, 0) raises ValueError when it runs
         r = range(*bounds)  # type: ignore[arg-type]  # None excluded above
         return TupleVal(tuple(Const(i) for i in r)) if len(r) <= _MAX_RANGE else UNKNOWN
     if kind == "len" and len(call.pos) == 1:

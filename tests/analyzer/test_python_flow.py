@@ -250,3 +250,14 @@ main()
 """
     types = {t.name: t.type for t in infer_types(program, "m.py")}
     assert types["y"] == "float32[8,4]{V:data}"
+
+
+def test_a_range_with_a_step_of_zero_is_unknown_not_a_crash():
+    # tunix's tests parametrize a step; range(a, b, 0) raises ValueError only when it runs
+    from shardcheck.analyzer.engine import check_source
+    program = HEAD + """
+def zero_step(mesh):
+    names = [("data", None)[i] for i in range(0, 2, 0)]  # ValueError, if it ran
+    return NamedSharding(mesh, P(*names))
+"""
+    assert [f.code for f in check_source(program, "m.py")] == []
