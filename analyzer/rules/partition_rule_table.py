@@ -1,11 +1,11 @@
 import re
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from ..ftypes import ERROR, WARNING, Invalid, Valid
 from ..rule import ShardRule
-from ..syntax import dotted, string_value, walk
+from ..syntax import compound_blocks, dotted, string_value, walk
 
 _MATCHER = """import re
 import jax
@@ -133,23 +133,21 @@ specs = match_partition_rules(RULES, params)
     def check(self, ctx):
         module = ctx.model.module
         names = _spec_names(module)
-        tables = [n for n in walk(module, layout=False)
-                  if isinstance(n, (cst.Tuple, cst.List)) and _is_table(n, names)]
-        inner = {id(e) for t in tables for e in walk(t, layout=False) if e is not t}
-        for table in tables:
-            if id(table) in inner:
-                continue  # an entry that swallowed others: reported as the outer's entry
-            yield from self._table(table, names)
-        for fn in walk(module, layout=False):
-            if isinstance(fn, cst.FunctionDef):
-                dropped = _dropped_table(fn, names)
-                if dropped is not None:
-                    yield self.report(
-                        dropped,
-                        f"`{fn.name.value}` builds this partition-rule table but has no `return`: "
-                        "it returns None, and a matcher that walks the rules (`for rule, ps in "
-                        "rules`) raises TypeError (\"'NoneType' object is not iterable\"). "
-                        "Return the table.", ERROR, related=[(fn.name, "the function")])
+        if not names:
+            return
+        functions: List[cst.FunctionDef] = []
+        for value in _statement_values(module.body, functions):
+            if isinstance(value, (cst.Tuple, cst.List)) and _is_table(value, names):
+                yield from self._table(value, names)
+        for fn in functions:
+            dropped = _dropped_table(fn, names)
+            if dropped is not None:
+                yield self.report(
+                    dropped,
+                    f"`{fn.name.value}` builds this partition-rule table but has no `return`: it "
+                    "returns None, and a matcher that walks the rules (`for rule, ps in rules`) "
+                    "raises TypeError (\"'NoneType' object is not iterable\"). Return the table.",
+                    ERROR, related=[(fn.name, "the function")])
 
     def _table(self, table, names):
         seen: Dict[str, cst.CSTNode] = {}
@@ -184,11 +182,48 @@ specs = match_partition_rules(RULES, params)
                 catch_all = node
 
 
+def _statement_values(body, functions: List[cst.FunctionDef]) -> Iterator[cst.BaseExpression]:
+    """The values the statements of ``body`` (and of the blocks and functions in it)
+    assign, return or evaluate: where a rule table is written (a table passed straight
+    into a call is not read); ``functions`` gets the functions met."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Assign, cst.AnnAssign, cst.Return, cst.Expr)) \
+                        and small.value is not None:
+                    yield small.value
+            continue
+        if isinstance(stmt, cst.FunctionDef):
+            functions.append(stmt)
+        if isinstance(stmt, cst.BaseCompoundStatement):
+            for inner in _bodies(stmt):
+                yield from _statement_values(inner, functions)
+
+
+def _bodies(stmt: cst.BaseCompoundStatement) -> Iterator[Sequence[cst.CSTNode]]:
+    """The statement lists of a compound statement's blocks (an ``elif`` as a list of one)."""
+    for block in compound_blocks(stmt):
+        if isinstance(block, cst.If):
+            yield [block]
+        elif isinstance(block, cst.IndentedBlock):
+            yield block.body
+
+
+def _imports(body) -> Iterator[cst.CSTNode]:
+    """The import statements at module level (inside ``if``/``try`` blocks too)."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from (s for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+        elif isinstance(stmt, (cst.If, cst.Try)):
+            for inner in _bodies(stmt):
+                yield from _imports(inner)
+
+
 def _spec_names(module: cst.Module) -> Set[str]:
     """The names and dotted names a ``PartitionSpec`` is called by in this module."""
     names: Set[str] = set()
     modules: Dict[str, str] = {}
-    for n in walk(module, layout=False):
+    for n in _imports(module.body):
         if isinstance(n, cst.ImportFrom) and n.module is not None \
                 and not isinstance(n.names, cst.ImportStar):
             base = dotted(n.module)
