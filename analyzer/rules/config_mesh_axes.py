@@ -15,7 +15,8 @@ batch = NamedSharding(mesh, P(*cfg["data_sharding"]))
 kernel = nn.logical_to_mesh_sharding(P("embed", "heads"), mesh, cfg["logical_axis_rules"])
 """
 
-_BASE = """\
+# a MaxText-style base config: tests/analyzer/test_config_checks.py builds its cases on it
+BASE_CONFIG = """\
 mesh_axes: ['data', 'fsdp', 'tensor']
 logical_axis_rules: [
   ['batch', ['data', 'fsdp']],
@@ -86,11 +87,11 @@ class ConfigMeshAxes(ShardRule):
     SEVERITY = WARNING
     CONFIG = True
     JAX_FACTS = ("mesh.axis_not_found",)
-    VALID = [Valid(_BASE, driver=_DRIVER)]
+    VALID = [Valid(BASE_CONFIG, driver=_DRIVER)]
     INVALID = [
-        Invalid(_BASE.replace("['embed', 'fsdp']", "['embed', 'fsdpp']"), line=4,
+        Invalid(BASE_CONFIG.replace("['embed', 'fsdp']", "['embed', 'fsdpp']"), line=4,
                 message="'embed' -> 'fsdpp'", jax_error="is not found in mesh", driver=_DRIVER),
-        Invalid(_BASE.replace("[['data', 'fsdp', 'tensor']]", "[['data', 'fsdp', 'model']]"),
+        Invalid(BASE_CONFIG.replace("[['data', 'fsdp', 'tensor']]", "[['data', 'fsdp', 'model']]"),
                 line=7, message="`data_sharding` names 'model'", jax_error="is not found in mesh",
                 driver=_DRIVER),
     ]

@@ -12,17 +12,10 @@ import pytest
 
 from shardcheck.analyzer import config_checks
 from shardcheck.analyzer.rules import all_rules
+from shardcheck.analyzer.rules.config_mesh_axes import BASE_CONFIG
 from shardcheck.cli import run
 
-BASE = """\
-mesh_axes: ['data', 'fsdp', 'tensor']
-logical_axis_rules: [
-  ['batch', ['data', 'fsdp']],
-  ['embed', 'fsdp'],
-  ['heads', 'tensor'],
-]
-data_sharding: [['data', 'fsdp', 'tensor']]
-"""
+BASE = BASE_CONFIG  # mesh_axes (line 1), four rule lines (2-6), data_sharding (line 7)
 
 
 def _write(tmp_path, files):

@@ -10,21 +10,9 @@ import re
 import pytest
 
 from shardcheck.analyzer.engine import check_source
+from shardcheck.analyzer.rules.partition_rule_table import MATCHER
 
-HEAD = """import re
-import jax
-import jax.numpy as jnp
-from jax.sharding import PartitionSpec as PS
-
-def match_partition_rules(rules, params):
-    def spec_for(path, leaf):
-        name = "/".join(str(k.key) for k in path)
-        for rule, ps in rules:
-            if re.search(rule, name) is not None:
-                return ps
-        raise ValueError(f"no partition rule for {name}")
-    return jax.tree_util.tree_map_with_path(spec_for, params)
-
+HEAD = MATCHER + """
 params = {"transformer": {"wte": {"embedding": jnp.ones((64, 16))},
                           "h": {"0": {"attn": {"wq": {"kernel": jnp.ones((16, 16))},
                                                "wo": {"kernel": jnp.ones((16, 16))}},
