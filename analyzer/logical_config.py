@@ -140,6 +140,53 @@ def _rule_files(candidates: List[str], root: str) -> Iterator[Tuple[str, Rules, 
         yield rel, rules, axes, data
 
 
+_MAX_BASES = 8  # base_config hops followed from one variant
+
+
+def variant(path: str, depth: int = 0) -> Dict[str, Any]:
+    """The top-level keys of the config file ``path`` as its run reads them: its
+    ``base_config`` chain (a path relative to the file) merged under it, a key it sets
+    replacing its base's, and ``override_logical_axis_rules`` replacing the rules of
+    the names it lists (MaxText's inheritance). ``ConfigError`` where it cannot be read."""
+    text = read_small(path)
+    if text is None:
+        raise ConfigError(f"{path}: cannot read this config file")
+    try:
+        data = load_data(text, path)
+    except Refused as e:
+        raise ConfigError(f"{path}: not read: {e}") from None
+    except Exception as e:  # yaml.YAMLError, JSONDecodeError
+        raise ConfigError(f"{path}: does not parse: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: is not a mapping of keys to values")
+    merged: Dict[str, Any] = {}
+    base = data.get("base_config")
+    if isinstance(base, str) and base and depth < _MAX_BASES:
+        base_path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), base))
+        if os.path.isfile(base_path) and os.path.abspath(base_path) != os.path.abspath(path):
+            merged.update(variant(base_path, depth + 1))
+    merged.update(data)
+    overrides = data.get("override_logical_axis_rules")
+    if isinstance(overrides, list) and isinstance(merged.get("logical_axis_rules"), list):
+        named = {r[0] for r in overrides if isinstance(r, list) and r and isinstance(r[0], str)}
+        merged["logical_axis_rules"] = [r for r in merged["logical_axis_rules"]
+                                        if not (isinstance(r, list) and r and r[0] in named)] \
+            + list(overrides)
+    return merged
+
+
+def from_variant(path: str) -> LogicalConfig:
+    """The rules, mesh axes and fields of one config variant (``shardcheck specs
+    --config FILE``)."""
+    data = variant(path)
+    if "logical_axis_rules" not in data:
+        raise ConfigError(f"{path}: sets no logical_axis_rules (nor does a base_config it names)")
+    axes_v = data.get("mesh_axes")
+    return LogicalConfig(_rules(data["logical_axis_rules"], path),
+                         _axes(axes_v, path) if axes_v is not None else None, (), path,
+                         discovered=False, fields=literal_fields(data))
+
+
 _MAPPED: Dict[tuple, FrozenSet[str]] = {}
 
 

@@ -141,7 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
                                        "with its resolved mesh-axis spec, or why it is unknown")
     sp.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     sp.add_argument("--format", choices=("text", "json"), default="text")
-    sp.add_argument("--config", metavar="PYPROJECT", help="read [tool.shardcheck] from this file")
+    sp.add_argument("--config", metavar="PYPROJECT|CONFIG.yml",
+                    help="read [tool.shardcheck] from this file; or, given a YAML/JSON run config "
+                         "(MaxText style, base_config followed), map the sites under its "
+                         "logical_axis_rules, mesh_axes and fields")
     sp.add_argument("-j", "--jobs", type=_jobs, default=None, help="processes (default: all cores)")
     sp.set_defaults(func=specs_command)
 

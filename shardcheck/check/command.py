@@ -347,6 +347,10 @@ def types_command(args: argparse.Namespace) -> int:
 def specs_command(args: argparse.Namespace) -> int:
     _tune_gc()
     from shardcheck.check import specs
+    from shardcheck.check.discovery import is_config_file
+    args.config_variant = None
+    if args.config and is_config_file(args.config):  # a YAML/JSON run config, not pyproject
+        args.config_variant, args.config = args.config, None
     return specs.run(args, files_and_project)
 
 

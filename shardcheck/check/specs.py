@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any, Callable, Dict, List, Tuple
 
 from shardcheck.analyzer.sitemap import Site
@@ -17,6 +18,17 @@ def run(args: argparse.Namespace, files_and_project: Callable[[argparse.Namespac
         return loaded
     cfg, files, project = loaded
     cfg.assume_defaults = True  # config objects' fields read as their declared defaults
+    variant = getattr(args, "config_variant", None)
+    if variant is not None:  # `--config base.yml`: the map under that config variant
+        from dataclasses import replace
+        from shardcheck.analyzer.config import ConfigError
+        from shardcheck.analyzer.logical_config import from_variant
+        try:
+            chosen = from_variant(variant)
+        except ConfigError as e:
+            print(f"shardcheck: config error: {e}", file=sys.stderr)
+            return 2
+        cfg.logical = replace(chosen, wrappers=cfg.logical.wrappers) if cfg.logical else chosen
     from shardcheck.check.discovery import project_files
     from shardcheck.check.per_file import listed, say
     from shardcheck.analyzer.sitemap import sharding_sites

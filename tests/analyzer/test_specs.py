@@ -702,3 +702,36 @@ def test_an_internal_error_in_one_file_is_said_and_the_others_are_mapped(tmp_pat
     assert code == 2 and "Traceback" not in err
     assert "a.py: not analysed: internal error (KeyError: 'boom')" in err
     assert {s["filename"].rsplit("/", 1)[-1] for s in json.loads(out)["sites"]} == {"b.py"}
+
+
+VARIANT_MODEL = textwrap.dedent('''\
+    import flax.linen as nn
+
+
+    def block(x):
+        x = nn.with_logical_constraint(x, ("batch", "length", "embed"))
+        return nn.with_logical_constraint(x * 2, ("batch", "length", "mlp"))
+    ''')
+
+
+def test_specs_maps_the_sites_under_one_config_variant(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "model.py").write_text(VARIANT_MODEL)
+    (tmp_path / "configs" / "models").mkdir(parents=True)
+    (tmp_path / "configs" / "base.yml").write_text(
+        "mesh_axes: [data, fsdp, tensor]\n"
+        "logical_axis_rules: [[batch, data], [length, null], [embed, fsdp], [mlp, tensor]]\n")
+    (tmp_path / "configs" / "models" / "long.yml").write_text(
+        'base_config: "../base.yml"\noverride_logical_axis_rules: [[length, fsdp], [embed, null]]\n')
+    code, out, _ = run(["specs", "--config", "configs/base.yml", "src"], tmp_path)
+    assert code == 0 and "logical axis rules: 4 from configs/base.yml" in out
+    assert "P('data', None, 'fsdp') from ('batch', 'length', 'embed')" in out
+    code, out, _ = run(["specs", "--config", "configs/models/long.yml", "src"], tmp_path)
+    assert code == 0, out
+    assert "P('data', 'fsdp', None) from ('batch', 'length', 'embed')" in out  # overridden
+    assert "P('data', 'fsdp', 'tensor') from ('batch', 'length', 'mlp')" in out  # inherited
+    code, _, err = run(["specs", "--config", "configs/none.yml", "src"], tmp_path)
+    assert code == 2 and "config error: configs/none.yml: cannot read this config file" in err
+    (tmp_path / "configs" / "empty.yml").write_text("mesh_axes: [data]\n")
+    code, _, err = run(["specs", "--config", "configs/empty.yml", "src"], tmp_path)
+    assert code == 2 and "sets no logical_axis_rules" in err
