@@ -1,3 +1,5 @@
+import libcst as cst
+
 from sharding_types import AxisType
 
 from .. import facts
@@ -118,9 +120,28 @@ with jax.set_mesh(mesh):
                 fix = ("Set the mesh (`with jax.set_mesh(mesh):`) so that the constraint acts "
                        "as an assert on Explicit axes, or change the sharding with "
                        "`jax.sharding.reshard`")
+                if _default_types(fact.mesh, ctx.profile):
+                    n = len(fact.mesh.names or ())
+                    fix += (f". The mesh's axes are {kind.value} because `jax.make_mesh` "
+                            f"was given no `axis_types=` (JAX {ctx.profile.version}'s default): "
+                            "for code that relies on Auto propagation, make it with "
+                            f"`axis_types=(AxisType.Auto,) * {n}`")
             yield self.report(
                 node,
                 f"`with_sharding_constraint` can name only Auto axes here, but "
                 f"`{fact.spec.describe()}` names {axis!r}, {how}. JAX raises ValueError (The "
                 "spec of NamedSharding passed to with_sharding_constraint can only refer to "
                 f"Auto axes of the mesh). {fix}.")
+
+
+def _default_types(mesh, profile) -> bool:
+    """Whether ``mesh`` is a ``jax.make_mesh(sizes, names)`` given no ``axis_types``,
+    whose axes have the version's default type."""
+    node = getattr(mesh, "node", None)
+    if getattr(mesh, "origin", None) != "make_mesh" or not isinstance(node, cst.Call):
+        return False
+    if any(a.keyword is not None and a.keyword.value == "axis_types" for a in node.args):
+        return False
+    positional = [a for a in node.args if a.keyword is None]
+    return len(positional) <= 2 and not any(a.star for a in node.args) \
+        and profile.behaviour.make_mesh_axis_type != "Auto"

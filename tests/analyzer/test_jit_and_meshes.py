@@ -274,3 +274,21 @@ def test_device_count_is_a_warning_unless_the_cpu_is_pinned():
     pinned = code.replace("import jax\n", 'import jax\njax.config.update("jax_platforms", "cpu")\n')
     (g,) = [f for f in check_source(pinned, "case.py") if f.code == "SC109"]
     assert g.severity == "error" and g.row == 4
+
+
+def test_a_constraint_on_make_meshs_default_axes_names_axis_types_as_a_fix():
+    # SC207's own examples run both under JAX: the default mesh raises, the Auto one runs
+    body = """
+@jax.jit
+def f(x):
+    return jax.lax.with_sharding_constraint(x * 2, NamedSharding({m}, P({a!r}, None)))
+y = f(jnp.ones((8, 16)))
+"""
+    explicit = ("jax.sharding.Mesh(np.array(jax.devices()).reshape(8), ('e',), "
+                "axis_types=(AxisType.Explicit,))")
+    (default,) = [f for f in check_source(HEAD + body.format(m="mesh", a="x"), "c.py")
+                  if f.code == "SC207"]
+    assert "`axis_types=(AxisType.Auto,) * 2`" in default.message
+    (given,) = [f for f in check_source(HEAD + body.format(m=explicit, a="e"), "c.py")
+                if f.code == "SC207"]
+    assert "axis_types=(AxisType.Auto" not in given.message
