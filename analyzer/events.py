@@ -141,11 +141,13 @@ class ApiUse:
 
 @dataclass(frozen=True, eq=False)
 class NeedsMesh:
-    """An operation that needs a mesh in context, and the context it runs in."""
+    """An operation that needs a mesh in context, and the context it runs in; ``raises``:
+    what JAX (or the library) raises without one, as the finding quotes it."""
 
     node: cst.CSTNode
     what: str
     ctx: MeshCtx
+    raises: str = "JAX raises ValueError (set a mesh via jax.set_mesh)"
 
 
 @dataclass(frozen=True, eq=False)

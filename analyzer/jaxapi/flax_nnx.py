@@ -42,7 +42,7 @@ from . import names as api
 from .. import logical_axes as la
 from .. import ops
 from .. import transfer as tr
-from ..events import MeshCtx, SpecUse
+from ..events import MeshCtx, NeedsMesh, SpecUse
 from ..interp.state import Arg, GradVal
 from ..values import (UNKNOWN, ArrayVal, Const, InstanceVal, JitVal, MeshVal, PartialVal,
                       PytreeNodeVal, QualName, SpecVal, TupleVal, Value, const_int, int_tuple)
@@ -217,9 +217,20 @@ def shard_value(it: ApiContext, ctx: MeshCtx, node: cst.CSTNode, value: Value,
     if names is None or context is None or (init.rules is not None and local is None) \
             or not _eager(it):
         return unknown
+    no_metadata = init.mesh is None or (isinstance(init.mesh, Const) and init.mesh.value is None)
+    if no_metadata and ctx.known and ctx.eager and (ctx.mesh is None or not ctx.abstract) \
+            and any(n is not None for n in names):
+        # flax reads the mesh jax.set_mesh sets (the legacy `with mesh:` sets none for it)
+        legacy = " (the legacy `with mesh:` around it sets no mesh that Flax NNX reads)" \
+            if ctx.mesh is not None else ""
+        it.record("needs_mesh", NeedsMesh(
+            at or node, f"{where} is made with the sharding names {tuple(names)} and no "
+            f"`mesh=` metadata{legacy}", replace(ctx, mesh=None),
+            "Flax NNX raises ValueError (\"An auto mesh context or metadata is required if "
+            "creating a variable with annotation out_sharding=...\")"))
+        return unknown
     mesh = init.mesh if isinstance(init.mesh, MeshVal) else \
-        it.context_mesh(ctx) if init.mesh is None or (isinstance(init.mesh, Const)
-                                                      and init.mesh.value is None) else None
+        it.context_mesh(ctx) if no_metadata else None
     try:
         entries = la.nnx_var_pspec(names, context, local)
     except la.LogicalAxisError:

@@ -5,7 +5,8 @@ from ..rule import ShardRule
 class NoMeshContext(ShardRule):
     """
     ## What it does
-    Flags a bare `PartitionSpec` (or a `shard_map` without `mesh=`) used where provably
+    Flags a bare `PartitionSpec` (or a `shard_map` without `mesh=`, or a Flax NNX
+    variable made with sharding names and no `mesh=` metadata) used where provably
     no mesh is set: no `jax.set_mesh(mesh)` before it and no `with jax.set_mesh(mesh):`
     around it, at module level or in a script's entry point. `jax.set_mesh(mesh)` sets the
     mesh when it is called (JAX 0.10-0.12), also where the context manager it returns is
@@ -15,8 +16,12 @@ class NoMeshContext(ShardRule):
     A bare spec means "on the context mesh". With none set, JAX raises `ValueError:
     Please set a mesh via jax.set_mesh if a PartitionSpec is passed to device_put`
     (similar errors for `jax.jit` shardings, `with_sharding_constraint`,
-    `out_sharding=` and `shard_map`). shardcheck reports this only where it can see every
-    caller; in library code whose callers it cannot see, it stays silent.
+    `out_sharding=` and `shard_map`). Flax NNX (0.12.8) shards a variable made with
+    sharding names (`nnx.with_partitioning`, `out_sharding=`) when it is made, on the
+    mesh `jax.set_mesh` sets, and raises `ValueError: An auto mesh context or metadata
+    is required if creating a variable with annotation out_sharding=...` without one;
+    the legacy `with mesh:` sets no mesh it reads. shardcheck reports this only where it
+    can see every caller; in library code whose callers it cannot see, it stays silent.
 
     ## Example
     ```python
@@ -108,6 +113,17 @@ mesh = jax.make_mesh((2, 4), ("data", "model"))
 x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data")))
 z = jax.reshard(jnp.ones((8, 16)), jax.typeof(x).sharding.spec)
 """, line=6, message="no mesh is set", jax_error="not under a mesh context"),
+        Invalid("""import jax
+from flax import nnx
+
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        init = nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))
+        self.linear = nnx.Linear(16, 8, kernel_init=init, rngs=rngs)
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+model = Model(nnx.Rngs(0))
+""", line=7, message="Flax NNX raises", jax_error="An auto mesh context or metadata is required"),
     ]
 
     def check(self, ctx):
@@ -117,6 +133,6 @@ z = jax.reshard(jnp.ones((8, 16)), jax.typeof(x).sharding.spec)
             yield self.report(
                 need.node,
                 f"{need.what}, but no mesh is set here (no `jax.set_mesh(mesh)` before it and "
-                "no `with jax.set_mesh(mesh):` around it or its callers). JAX raises ValueError "
-                "(set a mesh via jax.set_mesh). Wrap the code in `with jax.set_mesh(mesh):`, "
-                "or name the mesh: NamedSharding(mesh, spec) / shard_map(..., mesh=mesh).")
+                f"no `with jax.set_mesh(mesh):` around it or its callers). {need.raises}. Wrap "
+                "the code in `with jax.set_mesh(mesh):`, or name the mesh: NamedSharding(mesh, "
+                "spec) / shard_map(..., mesh=mesh).")

@@ -36,6 +36,30 @@ class Attention(nnx.Module):
 with jax.set_mesh(mesh):
     Attention(48, 6, nnx.Rngs(0))
 """, "does not evenly divide the dimension size 6"),
+    "partitioned_linear_under_legacy_with_mesh": ("""
+import warnings
+warnings.simplefilter("ignore", DeprecationWarning)
+
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        init = nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))
+        self.linear = nnx.Linear(16, 8, kernel_init=init, rngs=rngs)  # <- SC107
+
+with mesh:  # NNX reads the mesh jax.set_mesh sets; this sets none for it
+    Model(nnx.Rngs(0))
+""", "An auto mesh context or metadata is required"),
+    "partitioned_linear_under_set_mesh": ("""
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        init = nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))
+        self.linear = nnx.Linear(16, 8, kernel_init=init, rngs=rngs)
+
+with jax.set_mesh(mesh):
+    Model(nnx.Rngs(0))
+""", None),
+    "partitioned_param_with_mesh_metadata": ("""
+w = nnx.Param(jnp.ones((16, 8)), out_sharding=(None, "model"), mesh=mesh)
+""", None),
     "param_indivisible": ("""
 with jax.set_mesh(mesh):
     w = nnx.Param(nnx.with_partitioning(nnx.initializers.zeros, ("model", None))(  # <- SC104
