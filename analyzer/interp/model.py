@@ -55,6 +55,13 @@ class Options:
     python_config: Optional[Tuple[str, str]] = None
 
 
+# the records that judge the values in view (a spec meeting an array, a mesh needed, a
+# proven conflict): dropped in a branch those values never run. A site (`shardcheck
+# specs`), a deprecated API, a mesh made and the inferred types are kept there.
+_VALUE_CHECKS = frozenset({"facts", "spec_uses", "needs_mesh", "axis_typed", "mesh_meets",
+                           "call_facts", "call_spec_uses"})
+
+
 class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
     """Resolve one module and record events. ``build()`` runs the analysis once; its
     options (``Options``) do not change once it is made."""
@@ -329,7 +336,10 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
     # -- recording --------------------------------------------------------------------------
     def record(self, kind: str, event: Any) -> None:
         """Add ``event`` to the records of the body being analyzed (none in a helper
-        evaluated only for its return value)."""
+        evaluated only for its return value; none of those that judge values in a
+        branch whose test is known false here: its code never runs for these values)."""
+        if self.dead_branches and kind in _VALUE_CHECKS:
+            return
         where = self.recorded(kind)
         if where is not None:
             if kind == "sites" and self.assumed:
@@ -359,10 +369,7 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         return out if out is not None else fallback
 
     def prove(self, fact: Any, node: cst.CSTNode) -> None:
-        """Record a typed fact (``analyzer.facts``) at ``node`` for the rules; none in a
-        branch whose test is known false here (its code never runs for these values)."""
-        if self.dead_branches:
-            return
+        """Record a typed fact (``analyzer.facts``) at ``node`` for the rules."""
         self.record("facts", FactAt(fact, node))
 
     def conflict_at(self, node: cst.CSTNode) -> bool:

@@ -26,6 +26,30 @@ NOT_IN_MESH = "not found in mesh"
 NOT_DIVISIBLE = "evenly divide"
 
 CASES = {
+    "a_branch_these_arguments_never_run": ("""
+def place(x, mesh, shard=False):
+    if shard:
+        return jax.device_put(x, NamedSharding(mesh, P("model")))  # 6 rows over model: 4
+    return x
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    return place(jnp.zeros((6,)), mesh)
+
+main()
+""", None),
+    "the_same_branch_run": ("""
+def place(x, mesh, shard=False):
+    if shard:
+        return jax.device_put(x, NamedSharding(mesh, P("model")))  # <- SC104
+    return x
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    return place(jnp.zeros((6,)), mesh, shard=True)
+
+main()
+""", NOT_DIVISIBLE),
     "a_list_comprehension": ("""
 def place():
     mesh = jax.make_mesh((2, 4), ("data", "model"))
