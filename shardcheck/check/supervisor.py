@@ -119,14 +119,17 @@ def _cap_memory(budget: int) -> None:
         pass
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: Optional[int] = None) -> None:
     """On Linux, have the kernel kill this worker when the process that started it (a
     run, a daemon, a language server's fork server) dies: a worker of a killed run would
     otherwise finish its file with no one to stop it at the time budget, or to read the
-    result."""
+    result. ``parent`` is that process's pid as the parent knew it before starting this
+    one: read here, it would be the reaper's if the parent died between the fork and this
+    call, and the worker would live on."""
     if not sys.platform.startswith("linux"):
         return
-    parent = os.getppid()
+    if parent is None:
+        parent = os.getppid()
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -138,7 +141,6 @@ def _die_with_parent() -> None:
 
 def _worker_main(conn, config: Config, files: Iterable[str], memory: int,
                  answer: Optional[Callable[[Any, int], Any]] = None) -> None:
-    _die_with_parent()
     init_pool_worker(config, files)
     _serve(conn, answer or _check_task, lambda task: memory)
 
@@ -191,10 +193,18 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
+def _start_worker(parent: Optional[int], main: Callable[..., None], *args: Any) -> None:
+    _die_with_parent(parent)
+    main(*args)
+
+
 class _Worker:
     def __init__(self, ctx, *args: Any, main: Callable[..., None] = _worker_main):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=main, args=(child, *args), daemon=True)
+        # a fork server's children are its own, not this process's
+        parent = None if ctx.get_start_method() == "forkserver" else os.getpid()
+        self.proc = ctx.Process(target=_start_worker, args=(parent, main, child, *args),
+                                daemon=True)
         self.proc.start()
         child.close()
         self.ready = False
@@ -429,7 +439,6 @@ def _source_worker_main(conn) -> None:
     except (OSError, ValueError, AttributeError):
         pass
     sys.stdout = sys.stderr
-    _die_with_parent()
     init_pool_worker(Config(), [])
     _serve(conn, _answer_task, lambda task: task.config.memory_per_file or 0)
 
