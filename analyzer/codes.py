@@ -7,3 +7,9 @@ INTERNAL_ERROR = "SC002"
 SKIPPED_FILE = "SC003"
 INVALID_SUPPRESSION = "SC004"
 UNUSED_SUPPRESSION = "SC005"
+
+# reported over the whole project once each file is analysed (``analyzer/project_axes``):
+# a file's own analysis never reports them, so a suppression of one is never "unused"
+# there
+AXIS_IN_NO_PROJECT_MESH = "SC114"
+PROJECT_CODES = frozenset({AXIS_IN_NO_PROJECT_MESH})

@@ -105,6 +105,28 @@ def _strings(node: Any) -> Optional[List[Any]]:
     return out
 
 
+def string_lists(paths: List[str]) -> Dict[str, List[Tuple[str, List[str]]]]:
+    """Each top-level key of the configs ``paths`` whose value is a list of strings, with
+    each config's value for it as the config is merged (its own, else its bases'):
+    ``mesh_axes`` -> (each config, the axes a run under it has)."""
+    out: Dict[str, List[Tuple[str, List[str]]]] = {}
+    for path in dict.fromkeys(paths):
+        doc = read(path)
+        if doc is None:
+            continue
+        keys: List[str] = []
+        chain: Optional[ConfigDoc] = doc
+        while chain is not None:
+            keys += [k for k in chain.entries if k not in keys]
+            chain = chain.base
+        for key in keys:
+            got = doc.get(key)
+            nodes = _strings(got[2]) if got is not None else None
+            if nodes is not None:
+                out.setdefault(key, []).append((path, [n.value for n in nodes]))
+    return out
+
+
 def _rule_axes(entry: Any) -> Optional[Tuple[Any, List[Any]]]:
     """A rule ``[name, axis]`` / ``[name, [axes]]`` / ``[name, null]``: (the name's node,
     the axis nodes); None where the entry is not one."""
@@ -221,7 +243,7 @@ def check(path: str, text: Optional[str] = None, filename: Optional[str] = None,
     ds = doc.get("data_sharding")
     if ds is not None and (ds[0] is doc or mesh_doc is doc):
         ds_doc, ds_key, ds_value = ds
-        for n in _nested_strings(ds_value):
+        for n in nested_strings(ds_value):
             if n.value in axes:
                 continue
             if ds_doc is doc:
@@ -352,12 +374,12 @@ def _own_axes(doc: ConfigDoc) -> List[str]:
     return [n.value for n in listed] if listed is not None else []
 
 
-def _nested_strings(node: Any) -> List[Any]:
+def nested_strings(node: Any) -> List[Any]:
     import yaml
     if isinstance(node, yaml.ScalarNode):
         return [node] if node.tag == "tag:yaml.org,2002:str" else []
     if isinstance(node, yaml.SequenceNode):
-        return [s for item in node.value for s in _nested_strings(item)]
+        return [s for item in node.value for s in nested_strings(item)]
     return []
 
 

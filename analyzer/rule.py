@@ -88,6 +88,10 @@ class ShardRule:
     # reported in YAML/JSON config files (analyzer/config_checks.py), not in Python: its
     # examples are configs, each run by its ``driver``
     CONFIG: ClassVar[bool] = False
+    # reported over the whole project's files once each file is analysed
+    # (analyzer/project_axes.py), not by a file's own analysis: its examples are checked
+    # as a project of one file
+    PROJECT: ClassVar[bool] = False
 
     registry: ClassVar[Dict[str, Type["ShardRule"]]] = {}
 

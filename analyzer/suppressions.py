@@ -7,13 +7,12 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
-from .codes import INVALID_SUPPRESSION, UNUSED_SUPPRESSION
+from .codes import INVALID_SUPPRESSION, PROJECT_CODES, UNUSED_SUPPRESSION
 from .config import Config
 from .ftypes import Finding
-from .meta_findings import meta_finding
-from .rules import all_rules
+from .catalog import rule_table
 
 if TYPE_CHECKING:
     from .project import Project
@@ -53,7 +52,8 @@ def _suppressions(text: str, comments_out: Optional[list] = None
             elif m.group("codes") is not None:
                 items = {c.strip() for c in m.group("codes").split(",") if c.strip()}
                 if known is None:
-                    known = set(all_rules()) | {r.NAME for r in all_rules().values()}
+                    table = rule_table()
+                    known = set(table) | {r.NAME for r in table.values()}
                 for c in sorted(items):
                     if c not in known and c.upper() not in known:
                         unknown.append((i, m.start() + 1, c))
@@ -81,6 +81,20 @@ def _comment_starts(text: str) -> Optional[Dict[int, int]]:
     return starts
 
 
+def suppressed_rows(path: str, overlay: Optional[Mapping[str, bytes]] = None) -> dict:
+    """Line number -> the codes and names the suppression comments of the file ``path``
+    (its unsaved content in ``overlay``) silence there ('*' for all)."""
+    from .sources import Unreadable, decode_source, read_source
+    import os
+    data = None
+    if overlay:
+        data = overlay.get(path, overlay.get(os.path.abspath(path)))
+    try:
+        return _suppressions(decode_source(data if data is not None else read_source(path)))[0]
+    except (Unreadable, SyntaxError, UnicodeDecodeError, LookupError, ValueError):
+        return {}
+
+
 def _suppressed(f: Finding, sup: dict) -> bool:
     for row in {f.row, f.end_row}:
         items = sup.get(row)
@@ -93,6 +107,7 @@ def kept_findings(findings: List[Finding], path: str, text: str, codes: set, con
           project: Optional[Project]) -> List[Finding]:
     """The findings each file's selection and suppression comments keep, sorted (this
     file's first, then those placed in modules it imports), without duplicates."""
+    from .meta_findings import meta_finding
     comments: list = []
     sup, unknown = _suppressions(text, comments)
     for row, col, name in unknown:
@@ -132,6 +147,7 @@ def _unused(comments: list, used: set, codes: set, path: str) -> List[Finding]:
     read the same comment), and a bare ``# noqa`` never; a code not enabled here is left
     alone (another configuration may need it)."""
     from .catalog import rule_table
+    from .meta_findings import meta_finding
     names = {r.NAME: c for c, r in rule_table().items()}
     out = []
     for row, col, kind, items in comments:
@@ -141,8 +157,8 @@ def _unused(comments: list, used: set, codes: set, path: str) -> List[Finding]:
                 continue
             if item != "*" and (code not in codes or code not in rule_table()):
                 continue
-            if (row, item) in used or (row, code) in used:
-                continue
+            if (row, item) in used or (row, code) in used or code in PROJECT_CODES:
+                continue  # a project finding is suppressed after the file's analysis
             what = ("`# shardcheck: ignore` silences nothing: no finding is reported on this "
                     "line" if item == "*" else f"{item!r} in this suppression comment silences "
                     f"nothing: no {item} finding is reported on this line")

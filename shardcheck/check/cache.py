@@ -186,6 +186,11 @@ class Cache:
         self._imports: Optional[_ImportsMemo] = None
         self._slices: Optional[Any] = None  # slices.SliceDigests, made at first use
 
+    @property
+    def project_axes_file(self) -> str:
+        """Where the project's mesh index (``analyzer.project_axes``) is kept between runs."""
+        return os.path.join(self.dir, "project_axes.index")  # JSON, not a findings entry
+
     def imports_memo(self) -> "_ImportsMemo":
         """What each project file's imports name, as the last run read it
         (``workspace.ImportsMemo``): finding a checked file's importers reads no file

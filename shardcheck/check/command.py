@@ -65,10 +65,13 @@ def check_command(args: argparse.Namespace) -> int:
     from shardcheck.check.discovery import project_files
     from shardcheck.output.terminal import progress
     # the project around the files checked: its files that call theirs are analysed too
-    args.project_files = project_files(cfg, paths)
+    project_configs: List[str] = []
+    args.project_files = project_files(cfg, paths, configs=project_configs)
+    if args.project_files is None:  # the paths are the project
+        project_configs = configs
     with progress(0 if args.quiet else len(files), sys.stderr) as update:
         result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir, progress=update,
-                            project_files=args.project_files)
+                            project_files=args.project_files, config_files=project_configs)
     if args.add_noqa:
         return _add_noqa(args, result.findings, files, cfg, cache_dir)
     unwritten = 0  # files --fix had to write and could not: the run exits 2
@@ -86,7 +89,7 @@ def check_command(args: argparse.Namespace) -> int:
             return 1 if fixed.applied else 0
         if fixed.files:  # what remains, checked on the fixed files
             result = runner.run(files, cfg, jobs=args.jobs, cache_dir=cache_dir,
-                                project_files=args.project_files)
+                                project_files=args.project_files, config_files=project_configs)
         unwritten = fixed.unwritten
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
               f"{len(result.findings)} remaining{_unwritten(unwritten)}.", file=sys.stderr)

@@ -196,20 +196,25 @@ def project_root(config: Config, paths: List[str]) -> Optional[str]:
         d = parent
 
 
-def project_files(config: Config, paths: List[str]) -> Optional[List[str]]:
+def project_files(config: Config, paths: List[str],
+                  configs: Optional[List[str]] = None) -> Optional[List[str]]:
     """The project's Python files (walked as ``discover`` walks a directory: .gitignore,
     ``exclude``, virtualenvs left out), whose analyses see what the checked files'
     functions are called with; None when there is no project root (``project_root``).
     Spelled as ``discover`` spells a walk of a relative root: relative to the working
-    directory when the paths are."""
+    directory when the paths are. ``configs`` gets the project's YAML/JSON sharding
+    configs found on the walk (the values a ``config.mesh_axes`` may have)."""
     root = project_root(config, paths)
     if root is None:
         return None
     relative = bool(paths) and not os.path.isabs(paths[0])
     out: List[str] = []
-    for f in _walk(os.path.relpath(root) if relative else root, config, {}):
+    found: List[str] = []
+    for f in _walk(os.path.relpath(root) if relative else root, config, {}, configs=found):
         if f.endswith(".py"):  # a notebook is checked, never imported
             out.append(f)
             if len(out) >= MAX_PROJECT_FILES:
                 break
+    if configs is not None:
+        configs.extend(found)
     return out

@@ -63,7 +63,8 @@ def answer(path: str, data: bytes, config: Config, overlay: Mapping[str, bytes])
     here = os.path.abspath(path)
     buffers = dict(overlay)
     buffers[here] = data
-    files = [os.path.abspath(f) for f in project_files(config, [path]) or ()]
+    configs: List[str] = []
+    files = [os.path.abspath(f) for f in project_files(config, [path], configs=configs) or ()]
     every = list(dict.fromkeys([here] + files))
     workspace = Workspace(config, every, _IMPORTS_MEMO, _texts(buffers))
     importers = workspace.importers([here])
@@ -97,7 +98,10 @@ def answer(path: str, data: bytes, config: Config, overlay: Mapping[str, bytes])
                                  results[checked])
         read.add(os.path.abspath(checked))
         read.update(os.path.abspath(p) for p in deps.paths)
-    return ProjectAnswer(restrict(results, [path]), tuple(sorted(read)), fresh)
+    found = restrict(results, [path])
+    from shardcheck.check.project_checks import project_findings
+    found += project_findings([path], every, config, found, configs, overlay=buffers)
+    return ProjectAnswer(found, tuple(sorted(read)), fresh)
 
 
 def _hashes(buffers: Mapping[str, bytes]) -> Callable[[str], Optional[str]]:

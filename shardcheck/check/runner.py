@@ -34,7 +34,8 @@ class RunResult:
 def run(files: List[str], config: Config, jobs: Optional[int] = None,
         cache_dir: Optional[str] = None,
         progress: Optional[Callable[[int, int], None]] = None,
-        project_files: Optional[Sequence[str]] = None) -> RunResult:
+        project_files: Optional[Sequence[str]] = None,
+        config_files: Sequence[str] = ()) -> RunResult:
     """The findings of ``files``, as the whole project has them; ``progress(done,
     total)`` after each file analysed.
 
@@ -42,7 +43,12 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
     is analysed, and each project file that imports one of them, directly or through
     other modules (its calls evaluate their functions under its contexts); the findings
     kept are those ``workspace.restrict`` keeps. Without ``project_files``, ``files``
-    are the project."""
+    are the project. ``config_files``: the project's YAML/JSON sharding configs (their
+    ``mesh_axes`` are the axes of a mesh the code builds from ``config.mesh_axes``).
+
+    Findings over the whole project (``project_axes``: an axis no mesh of the project
+    has) are added to each file's after its analysis, from the project's files as they
+    are now: they are never cached with a file's own."""
     from shardcheck.analyzer.workspace import Workspace, restrict
     cache = Cache(cache_dir, config.fingerprint()) if cache_dir else None
     memo = cache.imports_memo() if cache is not None else None
@@ -91,7 +97,11 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
     if cache is not None:
         cache.save_imports_memo()
         cache.prune()
-    return RunResult(restrict(results, files), len(files), cached, len(analysed) - len(files))
+    findings = restrict(results, files)
+    from .project_checks import project_findings
+    findings += project_findings(files, every, config, findings, config_files,
+                                 memo_file=cache.project_axes_file if cache is not None else None)
+    return RunResult(findings, len(files), cached, len(analysed) - len(files))
 
 
 # Larger files are compiled under the per-file budgets, in a worker (supervisor.py)

@@ -131,7 +131,10 @@ def _check(files: List[str], root: str) -> Union[Dict[str, list], str]:
     except cfgmod.ConfigError as e:
         return f"shardcheck: config error: {e}"
     cache_dir = cfg.cache_dir or cachemod.default_dir(cfg.root if cfg.source else None, root)
-    result = runner.run(files, cfg, cache_dir=cache_dir, project_files=project_files(cfg, files))
+    configs: List[str] = []
+    project = project_files(cfg, files, configs=configs)
+    result = runner.run(files, cfg, cache_dir=cache_dir, project_files=project,
+                        config_files=configs)
     by_file: Dict[str, list] = {os.path.abspath(f): [] for f in files}
     for finding in result.findings:
         where = os.path.abspath(finding.filename)

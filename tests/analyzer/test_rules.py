@@ -10,9 +10,11 @@ import re
 import pytest
 
 from shardcheck.analyzer import config_checks
+from shardcheck.analyzer.config import Config
 from shardcheck.analyzer.engine import check_source
 from shardcheck.analyzer.ftypes import ERROR
 from shardcheck.analyzer.rules import all_rules
+from shardcheck.check.project_checks import project_findings
 
 RULES = all_rules()
 INVALID = [(code, i, ex) for code, r in RULES.items() for i, ex in enumerate(r.INVALID)]
@@ -20,7 +22,13 @@ VALID = [(code, i, ex) for code, r in RULES.items() for i, ex in enumerate(r.VAL
 
 
 def _findings(code, ex, tmp_path):
-    """A rule's findings on its example: a config rule's on the YAML, written to a file."""
+    """A rule's findings on its example: a config rule's on the YAML, written to a file;
+    a project rule's on a project of the example alone, as the runner adds them."""
+    if RULES[code].PROJECT:
+        path = tmp_path / "example.py"
+        path.write_text(ex.code)
+        own = check_source(ex.code, str(path))
+        return own + project_findings([str(path)], [str(path)], Config(), own)
     if not RULES[code].CONFIG:
         return check_source(ex.code, "example.py")
     path = tmp_path / "config.yml"

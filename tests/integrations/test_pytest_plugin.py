@@ -149,3 +149,21 @@ def test_a_config_error_fails_each_item_in_one_line(tmp_path):
     assert r.returncode == 1 and "3 failed" in r.stdout, r.stdout + r.stderr
     assert "shardcheck: config error:" in r.stdout and "SC9999" in r.stdout
     assert "Traceback" not in r.stdout
+
+
+def test_an_item_alone_gets_the_axes_of_the_projects_meshes(tmp_path):
+    """SC114 needs every mesh of the project: model.py's item reads train.py's mesh and
+    the project's YAML configs, as `shardcheck check` does (tests/analyzer/
+    test_project_axes.py has the cases)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.shardcheck]\n")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "base.yml").write_text("mesh_axes: ['data', 'model']\n")
+    (tmp_path / "train.py").write_text(
+        "import jax\nimport model\n\ndef main(config):\n"
+        "    model.MESHES['train'] = jax.make_mesh((2, 4), config.mesh_axes)\n")
+    (tmp_path / "model.py").write_text(
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\nMESHES = {}\n\n"
+        "def shard(x):\n    return jax.device_put(x, NamedSharding(MESHES['train'], P('modle')))\n")
+    r = _pytest(tmp_path, "--shardcheck", "model.py")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "model.py:7:63: SC114" in r.stdout and "Did you mean 'model'?" in r.stdout

@@ -1,0 +1,66 @@
+"""The findings the whole project proves, added to each checked file's own once every
+file is analysed: every entry point (``check``, pre-commit's staged files, the pytest
+plugin, the language server) computes them here from the project's files as they are
+now (an editor's unsaved buffers standing for theirs), so a file gets the same answer
+however it is checked. They are never cached with a file's own findings; the project's
+mesh index is kept between runs while no file changes (``project_axes.index_meshes``).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+
+from shardcheck.analyzer.codes import SKIPPED_FILE
+from shardcheck.analyzer.config import Config
+from shardcheck.analyzer.ftypes import Finding
+
+
+def project_findings(files: Sequence[str], every: Iterable[str], config: Config,
+                     found: Sequence[Finding], config_files: Sequence[str] = (),
+                     overlay: Optional[Mapping[str, bytes]] = None,
+                     memo_file: Optional[str] = None) -> List[Finding]:
+    """The findings of ``files`` that the whole project proves (``project_axes``), as
+    the config selects them and the files' comments suppress them; none where a file's
+    own analysis (``found``) already reports the axis at that line (SC101)."""
+    from shardcheck.analyzer import project_axes
+    enabled = config.enabled_codes()
+    if project_axes.CODE not in enabled or _SAME_DEFECT[0] not in enabled:
+        return []
+    skipped = {f.filename for f in found if f.code == SKIPPED_FILE}  # budgets, generated
+    wanted = [f for f in files if f.endswith(".py") and not config.is_excluded(f) and
+              f not in skipped and not {project_axes.CODE, _SAME_DEFECT[0]} & config.ignored_for(f)]
+    if not wanted:
+        return []
+    values = None
+    if config_files:
+        from shardcheck.analyzer.config_checks import string_lists
+        values = string_lists(list(config_files))
+    new = project_axes.check(wanted, list(every), overlay=overlay, config_values=values,
+                             memo_file=memo_file)
+    if not new:
+        return []
+    from shardcheck.analyzer.suppressions import suppressed_rows
+    seen = {(f.filename, f.row) for f in found if f.code == "SC101"}  # unknown-mesh-axis
+    out: List[Finding] = []
+    comments: Dict[str, dict] = {}
+    for f in new:
+        if (f.filename, f.row) in seen:
+            continue
+        if f.filename not in comments:
+            comments[f.filename] = suppressed_rows(f.filename, overlay)
+        if not _silenced(f, comments[f.filename]):
+            out.append(f)
+    return out
+
+
+# what turns unknown-mesh-axis off (the config's ignore, per-file-ignores, a suppression
+# comment on the line) turns axis-in-no-project-mesh off too: both report the spec's
+# axis, the second where the file's analysis could not see the mesh (and a suppressed
+# SC101 leaves no finding to tell that it did)
+_SAME_DEFECT = ("SC101", "unknown-mesh-axis")
+
+
+def _silenced(f: Finding, rows: dict) -> bool:
+    return any(items and ("*" in items or f.code in items or f.name in items or
+                          any(d in items for d in _SAME_DEFECT))
+               for items in (rows.get(f.row), rows.get(f.end_row)))

@@ -1,0 +1,243 @@
+"""SC114 (``project_axes``): a spec naming an axis no mesh of the project has, where the
+project's meshes are all known. Each case is a small project in the shape of real code;
+the axis errors are JAX's (the rule's examples run the same shapes under JAX)."""
+
+import os
+import textwrap
+
+from shardcheck.analyzer import project_axes
+from shardcheck.analyzer.config import Config
+from shardcheck.check.project_checks import project_findings
+from shardcheck.cli import main
+
+TRAIN = textwrap.dedent('''\
+    import jax
+    from model import register_mesh, shard_params
+
+    AXES = ("data", "model")
+
+
+    def main():
+        register_mesh(jax.make_mesh((2, 4), AXES))
+        return shard_params({})
+    ''')
+
+MODEL = textwrap.dedent('''\
+    import jax
+    import flax.linen as nn
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    _MESHES = {}
+
+
+    def register_mesh(mesh):
+        _MESHES["train"] = mesh
+
+
+    def shard_params(params):
+        logical = nn.logical_to_mesh_axes(P("batch", "embed"))
+        return jax.device_put(params, NamedSharding(_MESHES["train"], P("modle", None)))
+    ''')
+
+
+def _project(tmp_path, **files):
+    (tmp_path / "pyproject.toml").write_text("[tool.shardcheck]\n")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def _sc114(tmp_path, capsys, *paths):
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        main(["check", "--no-cache", "--output-format", "concise", *paths])
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out
+    return [line for line in out.splitlines() if "SC114" in line]
+
+
+def test_a_spec_naming_no_axis_of_the_project_is_flagged_in_its_module(tmp_path, capsys):
+    _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL})
+    found = _sc114(tmp_path, capsys, ".")
+    assert len(found) == 1 and found[0].startswith("model.py:14:")
+    assert "'modle'" in found[0] and "Did you mean 'model'?" in found[0]
+    # the spec of logical names (line 13) is not a mesh spec
+
+
+def test_checking_one_file_gives_the_project_answer(tmp_path, capsys):
+    """pre-commit passes the staged model.py alone: the meshes of train.py count."""
+    _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL})
+    assert len(_sc114(tmp_path, capsys, "model.py")) == 1
+    assert _sc114(tmp_path, capsys, "train.py") == []
+
+
+def test_a_mesh_whose_names_are_not_known_opens_the_index(tmp_path, capsys):
+    """A helper of the project whose names come from its callers: known from the calls;
+    a public helper nobody in the project calls: unknown, and nothing is reported."""
+    helper = textwrap.dedent('''\
+        import jax
+
+        def create_mesh(shape, names):
+            return jax.make_mesh(shape, names)
+        ''')
+    _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL, "meshes.py": helper})
+    assert _sc114(tmp_path, capsys, ".") == []  # a public helper: its callers' names
+    index = project_axes.index_meshes([str(tmp_path / "meshes.py")])
+    assert not index.closed and "not known statically" in index.opened_by[2]
+    caller = "from meshes import create_mesh\nmesh = create_mesh((8,), ('data',))\n"
+    (tmp_path / "run.py").write_text(caller)
+    index = project_axes.index_meshes([str(tmp_path / "meshes.py"), str(tmp_path / "run.py")])
+    assert index.closed and set(index.axes) == {"data"}
+    (tmp_path / "run.py").write_text(caller + "other = create_mesh((8,), NAMES)\n")
+    index = project_axes.index_meshes([str(tmp_path / "meshes.py"), str(tmp_path / "run.py")])
+    assert not index.closed
+
+
+def test_config_fields_give_the_mesh_its_names(tmp_path, capsys):
+    """``jax.make_mesh(shape, config.mesh_axes)``: the names every class default,
+    assignment and YAML config of the project writes for ``mesh_axes``."""
+    train = textwrap.dedent('''\
+        import dataclasses
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+        @dataclasses.dataclass
+        class TrainConfig:
+            mesh_shape: tuple = (2, 4)
+            mesh_axes: tuple = ("data", "fsdp")
+
+
+        class Trainer:
+            def __init__(self, config):
+                self.mesh = jax.make_mesh(config.mesh_shape, config.mesh_axes)
+                self.specs = {"batch": P(("data", "fsdp")), "logits": P("data", "tensor")}
+
+            def shard(self, x, kind):
+                return jax.device_put(x, NamedSharding(self.mesh, self.specs[kind]))
+        ''')
+    _project(tmp_path, **{"train.py": train})
+    index = project_axes.index_meshes([str(tmp_path / "train.py")])
+    assert index.closed and set(index.axes) == {"data", "fsdp"}
+    # the dict of specs is not an argument JAX reads: only a spec used where it is
+    assert _sc114(tmp_path, capsys, ".") == []
+    (tmp_path / "train.py").write_text(train.replace(
+        'self.specs[kind]', 'P("data", "tensor")'))
+    assert len(_sc114(tmp_path, capsys, ".")) == 1
+    (tmp_path / "big.yml").write_text("mesh_axes: ['data', 'fsdp', 'tensor']\n")
+    (warning,) = _sc114(tmp_path, capsys, ".")  # a config the project holds has 'tensor'
+    assert "SC114 warning" in warning and "written at big.yml have it" in warning
+    assert "those at train.py:9 do not" in warning
+    (tmp_path / "big.yml").unlink()
+    (tmp_path / "cli.py").write_text(
+        "from train import TrainConfig\nTrainConfig(mesh_axes=tuple(ARGS.axes))\n")
+    assert _sc114(tmp_path, capsys, ".") == []  # a value not known: nothing is said
+
+
+def test_suppression_selection_and_expected_failures(tmp_path, capsys):
+    _project(tmp_path, **{"train.py": TRAIN,
+                          "model.py": MODEL.replace('None)))', 'None)))  # noqa: SC114')})
+    assert _sc114(tmp_path, capsys, ".") == []
+    _project(tmp_path, **{"model.py": MODEL})
+    (tmp_path / "pyproject.toml").write_text("[tool.shardcheck]\nignore = ['SC114']\n")
+    assert _sc114(tmp_path, capsys, ".") == []
+    test = textwrap.dedent('''\
+        import jax
+        import pytest
+        from jax.sharding import NamedSharding, PartitionSpec as P
+
+        def test_bad_axis():
+            mesh = jax.make_mesh((8,), ("x",))
+            with pytest.raises(ValueError):
+                NamedSharding(MESHES[0], P("y"))
+        ''')
+    path = tmp_path / "test_bad.py"
+    path.write_text(test)
+    found = project_findings([str(path)], [str(path)], Config(), [])
+    assert [f.in_expected_failure for f in found] == [True]
+
+
+def test_a_finding_of_unknown_mesh_axis_is_not_repeated(tmp_path):
+    """Where the file's own analysis sees the mesh, SC101 reports the axis."""
+    source = textwrap.dedent('''\
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        s = NamedSharding(mesh, P("batch"))
+        ''')
+    path = tmp_path / "one.py"
+    path.write_text(source)
+    from shardcheck.analyzer.engine import check_source
+    own = check_source(source, str(path))
+    assert [f.code for f in own] == ["SC101"]
+    assert project_findings([str(path)], [str(path)], Config(), own) == []
+    assert [f.code for f in project_findings([str(path)], [str(path)], Config(), [])] == ["SC114"]
+
+
+def test_the_language_server_answer_has_it_with_unsaved_buffers(tmp_path):
+    from shardcheck.check import config as cfgmod
+    from shardcheck.check.project_answer import answer
+    _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL})
+    config = cfgmod.load(None, start=str(tmp_path))
+    model = str(tmp_path / "model.py")
+    got = answer(model, MODEL.encode(), config, {})
+    assert [f.code for f in got.findings if f.code == "SC114"] == ["SC114"]
+    renamed = TRAIN.replace('"model")', '"modle")').encode()  # the mesh's buffer, unsaved
+    got = answer(model, MODEL.encode(), config, {str(tmp_path / "train.py"): renamed})
+    assert [f for f in got.findings if f.code == "SC114"] == []
+
+
+def test_the_index_is_kept_between_runs_while_no_file_changes(tmp_path, monkeypatch):
+    _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL})
+    paths = [str(tmp_path / "train.py"), str(tmp_path / "model.py")]
+    memo = str(tmp_path / "cache" / "project_axes.index")
+    first = project_axes.index_meshes(paths, memo_file=memo)
+    assert first.closed and os.path.exists(memo)
+    project_axes._LAST_INDEX[:] = [None, None]  # a new run: only the memo file is left
+    reads = []
+    real = project_axes._index
+    monkeypatch.setattr(project_axes, "_index", lambda *a: reads.append(1) or real(*a))
+    assert project_axes.index_meshes(paths, memo_file=memo) == first and reads == []
+    project_axes._LAST_INDEX[:] = [None, None]
+    (tmp_path / "train.py").write_text(TRAIN.replace('"model")', '"tensor")'))
+    again = project_axes.index_meshes(paths, memo_file=memo)
+    assert reads == [1] and set(again.axes) == {"data", "tensor"}
+    (tmp_path / "cache" / "project_axes.index").write_text("{not json")
+    project_axes._LAST_INDEX[:] = [None, None]
+    assert project_axes.index_meshes(paths, memo_file=memo).axes == again.axes  # corrupt: re-read
+
+
+def test_an_axis_only_some_config_variants_have_is_a_warning_naming_the_others(tmp_path, capsys):
+    """MaxText-style: the mesh is built from ``config.mesh_axes``, which each YAML config
+    of the project sets; a spec of the MoE axis is fine under moe.yml only."""
+    train = textwrap.dedent('''\
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec as P
+
+        STATE = {}
+
+
+        def setup(config):
+            STATE["mesh"] = jax.make_mesh(config.ici_shape, config.mesh_axes)
+
+
+        def shard_experts(w):
+            return jax.device_put(w, NamedSharding(STATE["mesh"], P("expert", None, "fsdp")))
+
+
+        def shard_batch(x):
+            return jax.device_put(x, NamedSharding(STATE["mesh"], P(("data", "fsdp"), "exprt")))
+        ''')
+    _project(tmp_path, **{"train.py": train,
+                          "configs/moe.yml": "mesh_axes: ['data', 'fsdp', 'expert']\n",
+                          "configs/dense.yml": "mesh_axes: ['data', 'fsdp']\n"})
+    warning, error = _sc114(tmp_path, capsys, "train.py")  # pre-commit: the staged file alone
+    assert warning.startswith("train.py:12:") and "SC114 warning" in warning
+    assert "configs/moe.yml have it, those at configs/dense.yml do not" in warning
+    assert error.startswith("train.py:16:") and "SC114 error" in error and "'exprt'" in error
+    (tmp_path / "configs/dense.yml").write_text("mesh_axes: ['data', 'fsdp', 'expert']\n")
+    assert [line.split(":")[1] for line in _sc114(tmp_path, capsys, ".")] == ["16"]
