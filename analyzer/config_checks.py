@@ -258,10 +258,49 @@ def check(path: str, text: Optional[str] = None, filename: Optional[str] = None,
                        "the batch's sharding names it and JAX raises ValueError (\"Resource axis: "
                        "... is not found in mesh\"). Add the axis, or set `data_sharding` here.",
                        ((ds_doc, n, "the data_sharding entry"),))
+    _check_mesh_shapes(doc, axes, mesh_doc, mesh_key, report)
     if used:
         _check_unmapped(doc, axes, used, report)
     out.sort(key=lambda f: (f.row, f.column))
     return out
+
+
+# the lists of mesh sizes a config writes beside `mesh_axes`, one size per axis
+SHAPE_KEYS = ("ici_mesh_shape", "dcn_mesh_shape", "ici_parallelism", "dcn_parallelism",
+              "mesh_shape")
+
+
+def _check_mesh_shapes(doc: ConfigDoc, axes: List[str], mesh_doc: ConfigDoc, mesh_key: Any,
+                       report: Any) -> None:
+    """A list of mesh sizes whose length is not the number of `mesh_axes`: at the list
+    where this file sets it, else at this file's `mesh_axes`."""
+    import yaml
+    for key in SHAPE_KEYS:
+        got = doc.get(key)
+        if got is None:
+            continue
+        shape_doc, shape_key, value = got
+        if shape_doc is not doc and mesh_doc is not doc:
+            continue  # reported where one of them is written
+        if not isinstance(value, yaml.SequenceNode) or not all(
+                isinstance(v, yaml.ScalarNode) and v.tag == "tag:yaml.org,2002:int"
+                for v in value.value):
+            continue
+        if len(value.value) == len(axes):
+            continue
+        where_mesh = _shown(doc, mesh_doc, mesh_key)
+        message = (f"`{key}` lists {len(value.value)} sizes, but `mesh_axes` ({where_mesh}) "
+                   f"names {len(axes)} axes: {_axes(axes)}. The mesh is built from the two "
+                   "side by side: `jax.make_mesh(shape, axes)` and `Mesh` raise ValueError "
+                   "(\"Mesh requires the ndim of its first argument (`devices`) to equal the "
+                   "length of its second argument (`axis_names`)\"), and sizes zipped with "
+                   "the axes by hand size the wrong axes. List one size per axis, in "
+                   "`mesh_axes`' order.")
+        if shape_doc is doc:
+            report(value, message, ((mesh_doc, mesh_key, "the mesh axes"),)
+                   if mesh_doc is not doc else ())
+        else:
+            report(mesh_key, message, ((shape_doc, shape_key, f"the `{key}` it inherits"),))
 
 
 def _mapped_names(doc: ConfigDoc) -> Dict[str, Any]:

@@ -15,6 +15,14 @@ batch = NamedSharding(mesh, P(*cfg["data_sharding"]))
 kernel = nn.logical_to_mesh_sharding(P("embed", "heads"), mesh, cfg["logical_axis_rules"])
 """
 
+# builds the mesh from the config's sizes and axes, side by side
+_SHAPE_DRIVER = """import yaml
+import jax
+jax.config.update("jax_num_cpu_devices", 8)
+cfg = yaml.safe_load(CONFIG)
+mesh = jax.make_mesh(tuple(cfg["ici_mesh_shape"]), tuple(cfg["mesh_axes"]))
+"""
+
 # a MaxText-style base config: tests/analyzer/test_config_checks.py builds its cases on it
 BASE_CONFIG = """\
 mesh_axes: ['data', 'fsdp', 'tensor']
@@ -45,7 +53,11 @@ class ConfigMeshAxes(ShardRule):
       `nn.logical_to_mesh_axes`, `nnx.with_partitioning`, `param_with_axes`), with the
       code's first use of each noted; a name no config maps is not reported (Linen
       replicates an unmatched name, which may be meant);
-    - a mesh axis listed twice, and a rule entry that is no `[name, axis or axes]` pair.
+    - a mesh axis listed twice, and a rule entry that is no `[name, axis or axes]` pair;
+    - a list of mesh sizes (`ici_mesh_shape`, `dcn_mesh_shape`, `ici_parallelism`,
+      `dcn_parallelism`, `mesh_shape`) with another length than `mesh_axes`, in the file
+      that sets the list (or, for a variant whose own `mesh_axes` no longer fits the
+      sizes it inherits, at its `mesh_axes`).
 
     `shardcheck check` reads the configs it is given (pre-commit passes the staged
     ones) and those under the directories it checks that hold one of these keys.
@@ -87,11 +99,15 @@ class ConfigMeshAxes(ShardRule):
     SEVERITY = WARNING
     CONFIG = True
     JAX_FACTS = ("mesh.axis_not_found",)
-    VALID = [Valid(BASE_CONFIG, driver=_DRIVER)]
+    VALID = [Valid(BASE_CONFIG, driver=_DRIVER),
+             Valid(BASE_CONFIG + "ici_mesh_shape: [2, 2, 2]\n", driver=_SHAPE_DRIVER)]
     INVALID = [
         Invalid(BASE_CONFIG.replace("['embed', 'fsdp']", "['embed', 'fsdpp']"), line=4,
                 message="'embed' -> 'fsdpp'", jax_error="is not found in mesh", driver=_DRIVER),
         Invalid(BASE_CONFIG.replace("[['data', 'fsdp', 'tensor']]", "[['data', 'fsdp', 'model']]"),
                 line=7, message="`data_sharding` names 'model'", jax_error="is not found in mesh",
                 driver=_DRIVER),
+        Invalid(BASE_CONFIG + "ici_mesh_shape: [2, 4]\n", line=8,
+                message="`ici_mesh_shape` lists 2 sizes, but `mesh_axes` (line 1) names 3",
+                jax_error="ndim of its first argument", driver=_SHAPE_DRIVER),
     ]

@@ -197,3 +197,19 @@ def test_a_variant_replacing_the_rules_wholesale_loses_names_the_code_uses(tmp_p
     out = capsys.readouterr().out
     assert "configs/models/tiny.yml:2:1: SC113 warning" in out
     assert "src/model.py:8:87: note: 'heads' is used here" in out
+
+
+def test_mesh_sizes_of_another_length_than_the_axes(tmp_path):
+    """At the list where a file sets it; at a variant's own mesh_axes where the variant
+    adds an axis and keeps its base's sizes; silent where the lengths agree."""
+    _write(tmp_path, {"base.yml": BASE + "ici_mesh_shape: [2, 2, 2]\ndcn_mesh_shape: [1, 1]\n",
+                      "models/big.yml": """\
+        base_config: "../base.yml"
+        mesh_axes: ['data', 'fsdp', 'tensor', 'expert']
+        dcn_mesh_shape: [1, 1, 1, 1]
+        """})
+    (f,) = config_checks.check(str(tmp_path / "base.yml"))
+    assert (f.row, f.column) == (9, 17) and "`dcn_mesh_shape` lists 2 sizes" in f.message
+    (g,) = config_checks.check(str(tmp_path / "models/big.yml"))
+    assert g.row == 2 and "`ici_mesh_shape` lists 3 sizes" in g.message and "names 4 axes" in g.message
+    assert g.related[0].filename.endswith("base.yml") and g.related[0].row == 8
