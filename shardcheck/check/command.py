@@ -94,7 +94,8 @@ def check_command(args: argparse.Namespace) -> int:
         print(f"Fixed {fixed.applied} finding(s) in {len(fixed.files)} file(s); "
               f"{len(result.findings)} remaining{_unwritten(unwritten)}.", file=sys.stderr)
     if configs:
-        result.findings = result.findings + _config_findings(
+        from shardcheck.check.project_checks import config_findings
+        result.findings = result.findings + config_findings(
             configs, cfg, args.project_files if args.project_files is not None else files)
         result.files += len(configs)
     elapsed = time.perf_counter() - start
@@ -112,23 +113,6 @@ def check_command(args: argparse.Namespace) -> int:
               f"{elapsed:.2f}s",
               file=sys.stderr)
     return 2 if unwritten else _status(findings, args)
-
-
-def _config_findings(configs: List[str], cfg, python_files: List[str]) -> list:
-    """The findings of the YAML/JSON sharding configs checked (config_checks.py), as
-    the config selects them (``select``/``ignore``, ``per-file-ignores``); the logical
-    names the project's Python files use are read for the configs' rule tables."""
-    from shardcheck.analyzer import config_checks
-    enabled = cfg.enabled_codes()
-    if config_checks.CODE not in enabled:
-        return []
-    used = config_checks.logical_names_used([f for f in python_files if f.endswith(".py")])
-    out: list = []
-    for path in configs:
-        if config_checks.CODE in cfg.ignored_for(os.path.abspath(path)):
-            continue
-        out.extend(config_checks.check(path, used=used))
-    return out
 
 
 def _usage_problem(args: argparse.Namespace, paths: List[str], stdin: bool) -> str:

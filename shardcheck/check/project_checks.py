@@ -8,6 +8,7 @@ mesh index is kept between runs while no file changes (``project_axes.index_mesh
 
 from __future__ import annotations
 
+import os
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
 from shardcheck.analyzer.codes import SKIPPED_FILE
@@ -64,3 +65,21 @@ def _silenced(f: Finding, rows: dict) -> bool:
     return any(items and ("*" in items or f.code in items or f.name in items or
                           any(d in items for d in _SAME_DEFECT))
                for items in (rows.get(f.row), rows.get(f.end_row)))
+
+
+def config_findings(configs: List[str], cfg: Config, python_files: Sequence[str],
+                    texts: Optional[Mapping[str, str]] = None) -> List[Finding]:
+    """The findings of the YAML/JSON sharding configs ``configs`` (``config_checks``),
+    as the config selects them (``select``/``ignore``, ``per-file-ignores``); the logical
+    names the project's Python files use are read for the configs' rule tables.
+    ``texts``: a config's unsaved content (an editor's buffer), by path."""
+    from shardcheck.analyzer import config_checks
+    if config_checks.CODE not in cfg.enabled_codes():
+        return []
+    used = config_checks.logical_names_used([f for f in python_files if f.endswith(".py")])
+    out: List[Finding] = []
+    for path in configs:
+        if config_checks.CODE in cfg.ignored_for(os.path.abspath(path)):
+            continue
+        out.extend(config_checks.check(path, text=(texts or {}).get(path), used=used))
+    return out

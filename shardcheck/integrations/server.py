@@ -38,6 +38,7 @@ WORKERS = 3
 
 # uri -> the version of each open document an analysis read the buffer of
 Seen = Dict[str, Optional[int]]
+_CONFIG_SUFFIXES = (".yml", ".yaml", ".json")
 
 
 class _Document:
@@ -195,6 +196,35 @@ class _Handlers:
             return None
         return path
 
+    def _sharding_config(self, uri: str, doc) -> Optional[str]:
+        """The path of the document at ``uri`` if it is a YAML/JSON file holding a
+        sharding config's keys (``config_checks.KEYS``), else None."""
+        from shardcheck.analyzer.config_checks import looks_like_sharding_config
+        path = self.to_fs_path(uri)
+        if path is None or not (path.endswith(_CONFIG_SUFFIXES) or
+                                doc.language_id in ("yaml", "json")):
+            return None
+        return path if looks_like_sharding_config(doc.source) else None
+
+    def _publish_config(self, uri: str, doc, path: str) -> None:
+        """A config document's findings (``config-mesh-axes``), as ``shardcheck check
+        CONFIG`` gives them for its buffer; read in this process (YAML only: no JAX, no
+        libcst), against the logical names the project's files on disk use."""
+        from shardcheck.check.discovery import project_files
+        from shardcheck.check.project_checks import config_findings
+        cfg, problem = self.settings.config(path)
+        if cfg is None:
+            self._publish(uri, doc, [], self._config_error(problem or ""))
+            return
+        if cfg.is_excluded(os.path.abspath(path)):
+            self._publish(uri, doc, [])
+            return
+        files = project_files(cfg, [path]) or []
+        found = config_findings([path], cfg, files, texts={path: doc.source})
+        here = os.path.abspath(path)
+        self._publish(uri, doc, self._baselined(
+            cfg, [f for f in found if os.path.abspath(f.filename) == here]))
+
     def _buffers(self) -> Tuple[Tuple[Tuple[str, str], ...], Seen]:
         """(the (path, text) of each open Python document, the version of each)."""
         buffers, seen = [], {}
@@ -229,6 +259,10 @@ class _Handlers:
         if doc is None or self.shut_down:
             return
         self.checks.pop(uri, None)
+        config_path = self._sharding_config(uri, doc)
+        if config_path is not None:
+            self._publish_config(uri, doc, config_path)
+            return
         task, problem = self._task(uri, doc, PROJECT)
         if task is None:
             if problem != "other":

@@ -116,10 +116,10 @@ class _Editor(LanguageClient):
     def uri(self, name: str) -> str:
         return from_fs_path(os.path.join(self.root, name))
 
-    def open(self, name: str, text: str, version: int = 1) -> str:
+    def open(self, name: str, text: str, version: int = 1, language: str = "python") -> str:
         uri = self.uri(name)
         self.text_document_did_open(t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(
-            uri=uri, language_id="python", version=version, text=text)))
+            uri=uri, language_id=language, version=version, text=text)))
         return uri
 
     def change(self, uri: str, text: str, version: int) -> None:
@@ -183,6 +183,10 @@ async def _session(root: str) -> dict:
         out["bad_config"] = await editor.next_for(editor.open("badcfg/model.py", MODEL))
         out["baselined"] = await editor.next_for(editor.open("adopted/model.py", MODEL))
         out["user"] = await editor.next_for(editor.open("user.py", USER))
+        config = editor.open("configs/base.yml", CONFIG, language="yaml")
+        out["config"] = await editor.next_for(config)
+        editor.change(config, CONFIG.replace("'fsdpp'", "'fsdp'"), 2)
+        out["config_fixed"] = await editor.next_for(config)
         editor.close(uri)
         out["close"] = await editor.next_for(uri)
     finally:
@@ -206,6 +210,24 @@ def session(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "shardcheck", "check", "--no-cache", "model.py",
                     "--write-baseline", "base.json"], cwd=adopted, check=True, capture_output=True)
     return asyncio.run(_session(str(root)))
+
+
+CONFIG = """\
+mesh_axes: ['data', 'fsdp', 'tensor']
+logical_axis_rules: [
+  ['batch', ['data', 'fsdp']],
+  ['embed', 'fsdpp'],
+]
+"""
+
+
+def test_an_open_yaml_config_gets_the_diagnostics_check_gives_it(session):
+    """SC113 on the buffer, at the rule's axis; gone once the edit fixes it."""
+    (d,) = session["config"].diagnostics
+    assert (d.code, d.severity) == ("SC113", t.DiagnosticSeverity.Warning)
+    assert (d.range.start.line, d.range.start.character) == (3, 12)
+    assert "'embed' -> 'fsdpp'" in d.message
+    assert list(session["config_fixed"].diagnostics) == []
 
 
 def test_capabilities(session):
