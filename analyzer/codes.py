@@ -12,4 +12,5 @@ UNUSED_SUPPRESSION = "SC005"
 # a file's own analysis never reports them, so a suppression of one is never "unused"
 # there
 AXIS_IN_NO_PROJECT_MESH = "SC114"
-PROJECT_CODES = frozenset({AXIS_IN_NO_PROJECT_MESH})
+PARALLELISM_ORDER = "SC115"
+PROJECT_CODES = frozenset({AXIS_IN_NO_PROJECT_MESH, PARALLELISM_ORDER})

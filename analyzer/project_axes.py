@@ -38,7 +38,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, 
 
 from .codes import AXIS_IN_NO_PROJECT_MESH
 from .ftypes import ERROR, WARNING, Finding, Related
-from .project_names import MAX_DEPTH, ConfigValues, Module, Resolver, read_text
+from .project_names import MAX_DEPTH, ConfigValues, Module, Resolver, distinct_paths, read_text
 from .pyast import parse
 
 CODE, NAME = AXIS_IN_NO_PROJECT_MESH, "axis-in-no-project-mesh"
@@ -373,18 +373,6 @@ def _related_place(where: str, note: str) -> Optional[Related]:
     return Related(note, where, 1, 1, 1, 1)
 
 
-def _distinct(paths: Sequence[str]) -> List[str]:
-    """``paths`` without a second name for one file."""
-    seen: Set[str] = set()
-    out = []
-    for p in paths:
-        key = os.path.realpath(p)
-        if key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
-
-
 def _one_edit_apart(a: str, b: str) -> bool:
     if a == b or abs(len(a) - len(b)) > 1:
         return False
@@ -416,7 +404,7 @@ def check(report_paths: Sequence[str], project_paths: Sequence[str],
     when the project's meshes are not all known. Suppression comments are not applied
     here (the caller's selection is)."""
     if index is None:
-        index = index_meshes(_distinct(list(project_paths) + list(report_paths)), overlay,
+        index = index_meshes(distinct_paths(list(project_paths) + list(report_paths)), overlay,
                              config_values, memo_file)
     if not index.closed:
         return []

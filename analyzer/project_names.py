@@ -218,7 +218,7 @@ class Resolver:
             right = self.strings(m, expr.right, depth + 1)
             return None if left is None or right is None else left + right
         if isinstance(expr, ast.Attribute) and not isinstance(expr.value, ast.Call):
-            return self._field(expr.attr, depth)
+            return self.field(expr.attr, depth)
         return None
 
     def _all(self, m: Module, exprs: Sequence[ast.AST], depth: int) -> Optional[List[str]]:
@@ -323,7 +323,7 @@ class Resolver:
                 path, self.texts[path], parsed.tree, self.tops)
         return self._parsed[path]
 
-    def _field(self, attr: str, depth: int) -> Optional[List[str]]:
+    def field(self, attr: str, depth: int = 0) -> Optional[List[str]]:
         """Every value the project writes for a config field ``attr``: YAML keys, class
         defaults, attribute assignments, keyword arguments; None when one is not known
         or none is written."""
@@ -378,3 +378,15 @@ class Resolver:
                 out += [g for g in got if g not in out]
         self._fields[attr] = out if values else None
         return self._fields[attr]
+
+
+def distinct_paths(paths: Sequence[str]) -> List[str]:
+    """``paths`` without a second name for one file."""
+    seen: Set[str] = set()
+    out = []
+    for p in paths:
+        key = os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out

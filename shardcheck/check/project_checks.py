@@ -20,9 +20,56 @@ def project_findings(files: Sequence[str], every: Iterable[str], config: Config,
                      found: Sequence[Finding], config_files: Sequence[str] = (),
                      overlay: Optional[Mapping[str, bytes]] = None,
                      memo_file: Optional[str] = None) -> List[Finding]:
-    """The findings of ``files`` that the whole project proves (``project_axes``), as
-    the config selects them and the files' comments suppress them; none where a file's
-    own analysis (``found``) already reports the axis at that line (SC101)."""
+    """The findings of ``files`` that the whole project proves (``project_axes``,
+    ``parallelism_order``), as the config selects them and the files' comments suppress
+    them; none where a file's own analysis (``found``) already reports the axis at that
+    line (SC101)."""
+    out = _axes_findings(files, every, config, found, config_files, overlay, memo_file)
+    return out + _order_findings(files, every, config, found, config_files, overlay)
+
+
+def _order_findings(files: Sequence[str], every: Iterable[str], config: Config,
+                    found: Sequence[Finding], config_files: Sequence[str],
+                    overlay: Optional[Mapping[str, bytes]]) -> List[Finding]:
+    from shardcheck.analyzer import parallelism_order
+    if parallelism_order.CODE not in config.enabled_codes():
+        return []
+    skipped = {f.filename for f in found if f.code == SKIPPED_FILE}
+    wanted = [f for f in files if f.endswith(".py") and not config.is_excluded(f) and
+              f not in skipped and parallelism_order.CODE not in config.ignored_for(f)]
+    if not wanted:
+        return []
+    new = parallelism_order.check(wanted, list(every), overlay, _values(config_files))
+    return _unsilenced(new, overlay, same_defect=False)
+
+
+def _values(config_files: Sequence[str]):
+    if not config_files:
+        return None
+    from shardcheck.analyzer.config_checks import string_lists
+    return string_lists(list(config_files))
+
+
+def _unsilenced(new: List[Finding], overlay: Optional[Mapping[str, bytes]],
+                same_defect: bool = True) -> List[Finding]:
+    """``new`` without the findings a suppression comment on their line silences."""
+    if not new:
+        return []
+    from shardcheck.analyzer.suppressions import suppressed_rows
+    comments: Dict[str, dict] = {}
+    out: List[Finding] = []
+    for f in new:
+        if f.filename not in comments:
+            comments[f.filename] = suppressed_rows(f.filename, overlay)
+        if not _silenced(f, comments[f.filename], same_defect):
+            out.append(f)
+    return out
+
+
+def _axes_findings(files: Sequence[str], every: Iterable[str], config: Config,
+                   found: Sequence[Finding], config_files: Sequence[str],
+                   overlay: Optional[Mapping[str, bytes]],
+                   memo_file: Optional[str]) -> List[Finding]:
     from shardcheck.analyzer import project_axes
     enabled = config.enabled_codes()
     if project_axes.CODE not in enabled or _SAME_DEFECT[0] not in enabled:
@@ -32,26 +79,10 @@ def project_findings(files: Sequence[str], every: Iterable[str], config: Config,
               f not in skipped and not {project_axes.CODE, _SAME_DEFECT[0]} & config.ignored_for(f)]
     if not wanted:
         return []
-    values = None
-    if config_files:
-        from shardcheck.analyzer.config_checks import string_lists
-        values = string_lists(list(config_files))
-    new = project_axes.check(wanted, list(every), overlay=overlay, config_values=values,
-                             memo_file=memo_file)
-    if not new:
-        return []
-    from shardcheck.analyzer.suppressions import suppressed_rows
-    seen = {(f.filename, f.row) for f in found if f.code == "SC101"}  # unknown-mesh-axis
-    out: List[Finding] = []
-    comments: Dict[str, dict] = {}
-    for f in new:
-        if (f.filename, f.row) in seen:
-            continue
-        if f.filename not in comments:
-            comments[f.filename] = suppressed_rows(f.filename, overlay)
-        if not _silenced(f, comments[f.filename]):
-            out.append(f)
-    return out
+    new = project_axes.check(wanted, list(every), overlay=overlay,
+                             config_values=_values(config_files), memo_file=memo_file)
+    seen = {(f.filename, f.row) for f in found if f.code == _SAME_DEFECT[0]}
+    return _unsilenced([f for f in new if (f.filename, f.row) not in seen], overlay)
 
 
 # what turns unknown-mesh-axis off (the config's ignore, per-file-ignores, a suppression
@@ -61,9 +92,9 @@ def project_findings(files: Sequence[str], every: Iterable[str], config: Config,
 _SAME_DEFECT = ("SC101", "unknown-mesh-axis")
 
 
-def _silenced(f: Finding, rows: dict) -> bool:
+def _silenced(f: Finding, rows: dict, same_defect: bool = True) -> bool:
     return any(items and ("*" in items or f.code in items or f.name in items or
-                          any(d in items for d in _SAME_DEFECT))
+                          same_defect and any(d in items for d in _SAME_DEFECT))
                for items in (rows.get(f.row), rows.get(f.end_row)))
 
 
