@@ -66,7 +66,14 @@ _MESH_FRAMEWORKS = {"levanter", "haliax", "easydel", "MaxText", "maxtext", "prax
 _FRAMEWORK_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:%s)\b" % "|".join(_MESH_FRAMEWORKS),
                                re.M)
 # a file that may make a mesh or write a spec: the others are not parsed
-_MAY_MATTER = re.compile(r"[Mm]esh\w*\(|Spec|\bP\(|\bPS\(|\.P\b")
+_MAY_MATTER = re.compile(r"[Mm]esh\w*\(|Spec|\bP\(|\bPS\(|\.P\b|axis_name|[pv]map\(|lax\.")
+# jax.lax's collectives: the position of their axis_name argument
+_COLLECTIVES = {name: 1 for name in (
+    "psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "psum_scatter",
+    "pshuffle", "pswapaxes", "pbroadcast", "pvary", "pcast", "psum_invariant", "all_gather_invariant")}
+_COLLECTIVES.update(axis_index=0, axis_size=0)
+# where a function binds an axis name that is no mesh's: (positional index, keyword)
+_BINDERS = {"pmap": 1, "vmap": 3}
 
 
 
@@ -85,6 +92,15 @@ class MeshIndex:
     # config field gives the other meshes: (where it is written, its axes)
     fixed: List[str] = field(default_factory=list)
     variants: List[Tuple[str, List[str]]] = field(default_factory=list)
+    # the axis names `vmap`/`pmap`/`nn.vmap` (any `axis_name=`) bind; None when one of
+    # them is not known statically (then collectives are not checked)
+    bound: Optional[List[str]] = field(default_factory=list)
+
+    def bind(self, names: Optional[List[str]]) -> None:
+        if names is None:
+            self.bound = None
+        elif self.bound is not None:
+            self.bound += [n for n in names if n not in self.bound]
 
     @property
     def closed(self) -> bool:
@@ -248,8 +264,54 @@ def _index_module(m: Module, index: MeshIndex, resolver: Resolver) -> None:
                     q is None or not (q.startswith(".") or q.split(".")[0] in m.project_tops)):
                 index.open(m.path, node.lineno, f"`{ast.unparse(node.func)}`, defined outside "
                            "the project, may make a mesh")
-        elif last == "update" and any(k.arg == "axis_names" for k in node.keywords):
+        if any(k.arg == "axis_name" for k in node.keywords) or (
+                m.is_jax(q) and last in _BINDERS and len(node.args) > _BINDERS[last]):
+            if last not in _COLLECTIVES:
+                index.bind(_bound_names(m, node, last))
+        if last == "update" and any(k.arg == "axis_names" for k in node.keywords):
             index.open(m.path, node.lineno, "a mesh's `update(axis_names=...)`")
+
+
+def _bound_names(m: Module, call: ast.Call, last: str) -> Optional[List[str]]:
+    """The axis names a `vmap`/`pmap`-like call binds (``axis_name=``, or its position);
+    None when they are not literal strings."""
+    expr = next((k.value for k in call.keywords if k.arg == "axis_name"), None)
+    if expr is None and last in _BINDERS and len(call.args) > _BINDERS[last]:
+        expr = call.args[_BINDERS[last]]
+    if isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, str)):
+        return [expr.value] if expr.value is not None else []
+    if isinstance(expr, (ast.Tuple, ast.List)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in expr.elts):
+        return [str(e.value) for e in expr.elts if isinstance(e, ast.Constant)]
+    return None
+
+
+def collective_uses(m: Module) -> List[AxisUse]:
+    """The literal axis names of ``m``'s ``jax.lax`` collectives."""
+    out: List[AxisUse] = []
+    for call in m.calls:
+        q = m.qual(call.func)
+        last = q.rsplit(".", 1)[-1] if q else ""
+        if not m.is_jax(q) or last not in _COLLECTIVES:
+            continue
+        position = _COLLECTIVES[last]
+        expr = next((k.value for k in call.keywords if k.arg == "axis_name"), None)
+        if expr is None and len(call.args) > position and \
+                not any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+            expr = call.args[position]
+        items = expr.elts if isinstance(expr, (ast.Tuple, ast.List)) else [expr]
+        shown = " ".join((ast.get_source_segment(m.text, call) or ast.unparse(call)).split())
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        expected = None
+        for item in items:
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                if expected is None:
+                    expected = _in_expected_failure(m, call)
+                out.append(AxisUse(item.value, shown, item.lineno, item.col_offset + 1,
+                                   item.end_lineno or item.lineno,
+                                   (item.end_col_offset or item.col_offset) + 1, expected))
+    return out
 
 
 def axis_uses(m: Module) -> List[AxisUse]:
@@ -341,6 +403,31 @@ def _in_expected_failure(m: Module, node: ast.AST) -> bool:
     return False
 
 
+def _no_mesh_has_it(m: Module, use: AxisUse, index: MeshIndex, collective: bool) -> Finding:
+    close = [a for a in index.axes if _one_edit_apart(use.axis, a)]
+    hint = f"Did you mean {close[0]!r}? " if len(close) == 1 else ""
+    meshes = index.meshes
+    where = ", ".join(f"{_shown(p)}:{r}" for p, r, _ in meshes[:3]) + \
+        (", ..." if len(meshes) > 3 else "")
+    its = (f"its mesh ({where}) names" if len(meshes) == 1 else
+           f"its {len(meshes)} meshes ({where}) name")
+    if collective:
+        message = (f"`{use.spec}` communicates over axis {use.axis!r}, which no mesh of the "
+                   f"project has and no `vmap`/`pmap` of it binds: {its} "
+                   f"{_axes(index.axes)}. Wherever it runs, JAX rejects the axis (NameError "
+                   f"\"unbound axis name: {use.axis}\", or a ValueError naming it). {hint}Name "
+                   "an axis of the project's meshes.")
+    else:
+        message = (f"`{use.spec}` names mesh axis {use.axis!r}, which no mesh of the "
+                   f"project has: {its} {_axes(index.axes)}. Wherever this spec shards a "
+                   f"value, JAX raises ValueError (\"Resource axis: {use.axis} of ... is "
+                   f"not found in mesh\"). {hint}Name an axis of the project's meshes, or "
+                   f"add {use.axis!r} to the mesh this value is sharded over.")
+    related = tuple(Related("a mesh of the project", p, r, c, r, c) for p, r, c in meshes[:3])
+    return Finding(CODE, NAME, message, ERROR, m.path, use.row, use.column, use.end_row,
+                   use.end_column, related=related, in_expected_failure=use.in_expected_failure)
+
+
 def _variant_warning(m: Module, use: AxisUse, index: MeshIndex, lacking: List[str]) -> Finding:
     """A spec's axis that the meshes built from a config field have only under some of
     the values the project writes for it."""
@@ -411,26 +498,14 @@ def check(report_paths: Sequence[str], project_paths: Sequence[str],
     out: List[Finding] = []
     tops = _project_tops(project_paths)
     for m in _modules(report_paths, overlay, tops):
-        for use in axis_uses(m):
+        uses = [(u, False) for u in axis_uses(m)]
+        if index.bound is not None:  # every name a vmap or pmap binds is known
+            uses += [(u, True) for u in collective_uses(m) if u.axis not in index.bound]
+        for use, collective in uses:
             if use.axis in index.axes:
                 lacking = [w for w, names in index.variants if use.axis not in names]
                 if use.axis not in index.fixed and lacking:
                     out.append(_variant_warning(m, use, index, lacking))
                 continue
-            close = [a for a in index.axes if _one_edit_apart(use.axis, a)]
-            hint = f"Did you mean {close[0]!r}? " if len(close) == 1 else ""
-            meshes = index.meshes
-            where = ", ".join(f"{_shown(p)}:{r}" for p, r, _ in meshes[:3]) + (", ..." if len(meshes) > 3 else "")
-            its = (f"its mesh ({where}) names" if len(meshes) == 1 else
-                   f"its {len(meshes)} meshes ({where}) name")
-            message = (f"`{use.spec}` names mesh axis {use.axis!r}, which no mesh of the "
-                       f"project has: {its} {_axes(index.axes)}. Wherever this spec shards a "
-                       f"value, JAX raises ValueError (\"Resource axis: {use.axis} of ... is "
-                       f"not found in mesh\"). {hint}Name an axis of the project's meshes, or "
-                       f"add {use.axis!r} to the mesh this value is sharded over.")
-            related = tuple(Related("a mesh of the project", p, r, c, r, c)
-                            for p, r, c in meshes[:3])
-            out.append(Finding(CODE, NAME, message, ERROR, m.path, use.row, use.column,
-                               use.end_row, use.end_column, related=related,
-                               in_expected_failure=use.in_expected_failure))
+            out.append(_no_mesh_has_it(m, use, index, collective))
     return out

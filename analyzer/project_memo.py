@@ -30,7 +30,8 @@ def read_memo(memo_file: str, digest: str, make: Callable[..., Any]) -> Any:
         return make({a: [tuple(w) for w in ws] for a, ws in data["axes"].items()},
                     [tuple(w) for w in data["meshes"]], tuple(opened) if opened else None,
                     [tuple(w) for w in data["openers"]], list(data["fixed"]),
-                    [(w, list(names)) for w, names in data["variants"]])
+                    [(w, list(names)) for w, names in data["variants"]],
+                    None if data["bound"] is None else list(data["bound"]))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None  # a missing or corrupt memo: the index is read again
 
@@ -44,7 +45,8 @@ def write_memo(memo_file: str, digest: str, index: Any) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump({"state": digest, "axes": index.axes, "meshes": index.meshes,
                        "opened_by": index.opened_by, "openers": index.openers[:20],
-                       "fixed": index.fixed, "variants": index.variants}, f)
+                       "fixed": index.fixed, "variants": index.variants,
+                       "bound": index.bound}, f)
         os.replace(tmp, memo_file)
     except OSError:
         try:

@@ -47,6 +47,37 @@ main()
 '''
 
 
+_INVALID_COLLECTIVE = '''from functools import partial
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+MESH_AXES = ("data", "tensor")
+MESH = None
+
+
+def all_reduce(x):
+    return jax.lax.psum(x, ("data", "tensr"))
+
+
+def loss(x):
+    @partial(jax.shard_map, mesh=MESH, in_specs=P("data"), out_specs=P())
+    def per_shard(x):
+        return all_reduce(x.sum())
+    return per_shard(x)
+
+
+def main():
+    global MESH
+    MESH = jax.make_mesh((4, 2), MESH_AXES, axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    return loss(jnp.ones((8,)))
+
+
+main()
+'''
+
+
 class AxisInNoProjectMesh(ShardRule):
     """
     ## What it does
@@ -58,7 +89,10 @@ class AxisInNoProjectMesh(ShardRule):
     It reads the specs JAX reads as mesh axis names: a `NamedSharding`'s spec,
     `shard_map`'s `in_specs`/`out_specs`, `with_sharding_constraint`, `reshard`,
     `device_put`, `jit`'s `in_shardings`/`out_shardings` and `out_sharding=`, written
-    there or bound to a name used there. It catches the specs whose mesh the analysis
+    there or bound to a name used there; and the axis names of `jax.lax`'s collectives
+    (`psum`, `all_gather`, `ppermute`, `axis_index`, ...), where every axis name the
+    project's `vmap`/`pmap` (any `axis_name=`) bind is known too: a name one of them
+    binds is not a mesh's. It catches the specs whose mesh the analysis
     cannot follow (a mesh kept in a global, a registry, another module's object), which
     `unknown-mesh-axis` (SC101) checks where the mesh is in view; a spec SC101 already
     reports is not reported again.
@@ -103,10 +137,13 @@ class AxisInNoProjectMesh(ShardRule):
     PROJECT = True
     JAX_FACTS = ("mesh.axis_not_found",)
     VALID = [Valid(_INVALID.replace('P("batch", None)', 'P("data", None)')),
-             Valid(_INVALID_SHARD_MAP.replace('P("dta")', 'P("data")'))]
+             Valid(_INVALID_SHARD_MAP.replace('P("dta")', 'P("data")')),
+             Valid(_INVALID_COLLECTIVE.replace('("data", "tensr")', '"data"'))]
     INVALID = [
         Invalid(_INVALID, line=13, message="names mesh axis 'batch', which no mesh of the project",
                 jax_error="batch.*not found in mesh|not found in mesh.*batch"),
         Invalid(_INVALID_SHARD_MAP, line=12, message="Did you mean 'data'?",
                 jax_error="dta"),
+        Invalid(_INVALID_COLLECTIVE, line=12, message="communicates over axis 'tensr'",
+                jax_error="tensr"),
     ]

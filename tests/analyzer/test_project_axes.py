@@ -241,3 +241,28 @@ def test_an_axis_only_some_config_variants_have_is_a_warning_naming_the_others(t
     assert error.startswith("train.py:16:") and "SC114 error" in error and "'exprt'" in error
     (tmp_path / "configs/dense.yml").write_text("mesh_axes: ['data', 'fsdp', 'expert']\n")
     assert [line.split(":")[1] for line in _sc114(tmp_path, capsys, ".")] == ["16"]
+
+
+def test_collectives_name_mesh_axes_unless_a_vmap_or_pmap_binds_the_name(tmp_path):
+    """A collective's axis is a mesh's (shard_map) or one a vmap/pmap binds; with every
+    binding known, a name neither has is flagged; an `axis_name=` not known stops it."""
+    source = textwrap.dedent('''\
+        import jax
+        from jax.sharding import NamedSharding, PartitionSpec as P
+
+        MESH = jax.make_mesh((2, 4), ("data", "model"))
+
+
+        def reduce(x):
+            return jax.lax.psum(x, "modle") + jax.lax.pmean(x, axis_name="batch")
+
+
+        def per_example(x):
+            return jax.vmap(lambda y: jax.lax.axis_index("batch"), axis_name="batch")(x)
+        ''')
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    found = project_findings([str(path)], [str(path)], Config(), [])
+    assert [(f.row, "'modle'" in f.message) for f in found] == [(8, True)]
+    path.write_text(source + "\n\ndef mapped(f, name):\n    return jax.pmap(f, axis_name=name)\n")
+    assert project_findings([str(path)], [str(path)], Config(), []) == []
