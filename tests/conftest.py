@@ -66,3 +66,17 @@ def wrong_reduce_rule(monkeypatch):
     real = OPS["jax.numpy.max"]
     monkeypatch.setitem(OPS, "jax.numpy.max",
                         Op(lambda x, axes, keepdims, *rest: real.rule(x, axes, False, *rest), real.read))
+
+
+@pytest.fixture
+def concise_check(monkeypatch, capsys):
+    """``check(root, code, *paths)``: the lines of ``shardcheck check --no-cache`` run in
+    ``root`` on ``paths`` (concise output) that name the rule ``code``."""
+    from shardcheck.cli import main
+
+    def check(root, code, *paths):
+        with monkeypatch.context() as m:
+            m.chdir(root)
+            main(["check", "--no-cache", "--output-format", "concise", *paths])
+        return [line for line in capsys.readouterr().out.splitlines() if code in line]
+    return check

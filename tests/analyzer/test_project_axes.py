@@ -8,7 +8,6 @@ import textwrap
 from shardcheck.analyzer import project_axes
 from shardcheck.analyzer.config import Config
 from shardcheck.check.project_checks import project_findings
-from shardcheck.cli import main
 
 TRAIN = textwrap.dedent('''\
     import jax
@@ -49,33 +48,22 @@ def _project(tmp_path, **files):
     return tmp_path
 
 
-def _sc114(tmp_path, capsys, *paths):
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        main(["check", "--no-cache", "--output-format", "concise", *paths])
-    finally:
-        os.chdir(cwd)
-    out = capsys.readouterr().out
-    return [line for line in out.splitlines() if "SC114" in line]
-
-
-def test_a_spec_naming_no_axis_of_the_project_is_flagged_in_its_module(tmp_path, capsys):
+def test_a_spec_naming_no_axis_of_the_project_is_flagged_in_its_module(tmp_path, concise_check):
     _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL})
-    found = _sc114(tmp_path, capsys, ".")
+    found = concise_check(tmp_path, "SC114", ".")
     assert len(found) == 1 and found[0].startswith("model.py:14:")
     assert "'modle'" in found[0] and "Did you mean 'model'?" in found[0]
     # the spec of logical names (line 13) is not a mesh spec
 
 
-def test_checking_one_file_gives_the_project_answer(tmp_path, capsys):
+def test_checking_one_file_gives_the_project_answer(tmp_path, concise_check):
     """pre-commit passes the staged model.py alone: the meshes of train.py count."""
     _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL})
-    assert len(_sc114(tmp_path, capsys, "model.py")) == 1
-    assert _sc114(tmp_path, capsys, "train.py") == []
+    assert len(concise_check(tmp_path, "SC114", "model.py")) == 1
+    assert concise_check(tmp_path, "SC114", "train.py") == []
 
 
-def test_a_mesh_whose_names_are_not_known_opens_the_index(tmp_path, capsys):
+def test_a_mesh_whose_names_are_not_known_opens_the_index(tmp_path, concise_check):
     """A helper of the project whose names come from its callers: known from the calls;
     a public helper nobody in the project calls: unknown, and nothing is reported."""
     helper = textwrap.dedent('''\
@@ -85,7 +73,7 @@ def test_a_mesh_whose_names_are_not_known_opens_the_index(tmp_path, capsys):
             return jax.make_mesh(shape, names)
         ''')
     _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL, "meshes.py": helper})
-    assert _sc114(tmp_path, capsys, ".") == []  # a public helper: its callers' names
+    assert concise_check(tmp_path, "SC114", ".") == []  # a public helper: its callers' names
     index = project_axes.index_meshes([str(tmp_path / "meshes.py")])
     assert not index.closed and "not known statically" in index.opened_by[2]
     caller = "from meshes import create_mesh\nmesh = create_mesh((8,), ('data',))\n"
@@ -97,7 +85,7 @@ def test_a_mesh_whose_names_are_not_known_opens_the_index(tmp_path, capsys):
     assert not index.closed
 
 
-def test_config_fields_give_the_mesh_its_names(tmp_path, capsys):
+def test_config_fields_give_the_mesh_its_names(tmp_path, concise_check):
     """``jax.make_mesh(shape, config.mesh_axes)``: the names every class default,
     assignment and YAML config of the project writes for ``mesh_axes``."""
     train = textwrap.dedent('''\
@@ -124,27 +112,27 @@ def test_config_fields_give_the_mesh_its_names(tmp_path, capsys):
     index = project_axes.index_meshes([str(tmp_path / "train.py")])
     assert index.closed and set(index.axes) == {"data", "fsdp"}
     # the dict of specs is not an argument JAX reads: only a spec used where it is
-    assert _sc114(tmp_path, capsys, ".") == []
+    assert concise_check(tmp_path, "SC114", ".") == []
     (tmp_path / "train.py").write_text(train.replace(
         'self.specs[kind]', 'P("data", "tensor")'))
-    assert len(_sc114(tmp_path, capsys, ".")) == 1
+    assert len(concise_check(tmp_path, "SC114", ".")) == 1
     (tmp_path / "big.yml").write_text("mesh_axes: ['data', 'fsdp', 'tensor']\n")
-    (warning,) = _sc114(tmp_path, capsys, ".")  # a config the project holds has 'tensor'
+    (warning,) = concise_check(tmp_path, "SC114", ".")  # a config the project holds has 'tensor'
     assert "SC114 warning" in warning and "written at big.yml have it" in warning
     assert "those at train.py:9 do not" in warning
     (tmp_path / "big.yml").unlink()
     (tmp_path / "cli.py").write_text(
         "from train import TrainConfig\nTrainConfig(mesh_axes=tuple(ARGS.axes))\n")
-    assert _sc114(tmp_path, capsys, ".") == []  # a value not known: nothing is said
+    assert concise_check(tmp_path, "SC114", ".") == []  # a value not known: nothing is said
 
 
-def test_suppression_selection_and_expected_failures(tmp_path, capsys):
+def test_suppression_selection_and_expected_failures(tmp_path, concise_check):
     _project(tmp_path, **{"train.py": TRAIN,
                           "model.py": MODEL.replace('None)))', 'None)))  # noqa: SC114')})
-    assert _sc114(tmp_path, capsys, ".") == []
+    assert concise_check(tmp_path, "SC114", ".") == []
     _project(tmp_path, **{"model.py": MODEL})
     (tmp_path / "pyproject.toml").write_text("[tool.shardcheck]\nignore = ['SC114']\n")
-    assert _sc114(tmp_path, capsys, ".") == []
+    assert concise_check(tmp_path, "SC114", ".") == []
     test = textwrap.dedent('''\
         import jax
         import pytest
@@ -211,7 +199,7 @@ def test_the_index_is_kept_between_runs_while_no_file_changes(tmp_path, monkeypa
     assert project_axes.index_meshes(paths, memo_file=memo).axes == again.axes  # corrupt: re-read
 
 
-def test_an_axis_only_some_config_variants_have_is_a_warning_naming_the_others(tmp_path, capsys):
+def test_an_axis_only_some_config_variants_have_is_a_warning_naming_the_others(tmp_path, concise_check):
     """MaxText-style: the mesh is built from ``config.mesh_axes``, which each YAML config
     of the project sets; a spec of the MoE axis is fine under moe.yml only."""
     train = textwrap.dedent('''\
@@ -235,12 +223,12 @@ def test_an_axis_only_some_config_variants_have_is_a_warning_naming_the_others(t
     _project(tmp_path, **{"train.py": train,
                           "configs/moe.yml": "mesh_axes: ['data', 'fsdp', 'expert']\n",
                           "configs/dense.yml": "mesh_axes: ['data', 'fsdp']\n"})
-    warning, error = _sc114(tmp_path, capsys, "train.py")  # pre-commit: the staged file alone
+    warning, error = concise_check(tmp_path, "SC114", "train.py")  # pre-commit: the staged file alone
     assert warning.startswith("train.py:12:") and "SC114 warning" in warning
     assert "configs/moe.yml have it, those at configs/dense.yml do not" in warning
     assert error.startswith("train.py:16:") and "SC114 error" in error and "'exprt'" in error
     (tmp_path / "configs/dense.yml").write_text("mesh_axes: ['data', 'fsdp', 'expert']\n")
-    assert [line.split(":")[1] for line in _sc114(tmp_path, capsys, ".")] == ["16"]
+    assert [line.split(":")[1] for line in concise_check(tmp_path, "SC114", ".")] == ["16"]
 
 
 def test_collectives_name_mesh_axes_unless_a_vmap_or_pmap_binds_the_name(tmp_path):
