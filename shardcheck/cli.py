@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import List, Optional
 
-COMMANDS = ("check", "explain", "rules", "parse", "types", "confirm", "specs", "server", "daemon")
+COMMANDS = ("check", "explain", "rule", "rules", "parse", "types", "confirm", "specs", "server",
+            "daemon", "clean")
 
 
 def _parser_class() -> type:
@@ -73,6 +74,23 @@ def _find_rule(key: str):
         if key.upper() == code or key == rule.NAME:
             return rule
     return None
+
+
+def _cmd_clean(args: argparse.Namespace) -> int:
+    from shardcheck.check.cache import CacheError, remove_cache
+    from shardcheck.check import config as cfgmod
+    try:
+        cfg = cfgmod.load(None, start=args.path)
+    except cfgmod.ConfigError as e:
+        print(f"shardcheck: config error: {e}", file=sys.stderr)
+        return 2
+    try:
+        removed = remove_cache(cfg, args.path)
+    except CacheError as e:
+        print(f"shardcheck: {e}", file=sys.stderr)
+        return 2
+    print(f"removed {removed}" if removed else "no cache to remove", file=sys.stderr)
+    return 0
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
@@ -119,9 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_check_parser(sub)
 
-    e = sub.add_parser("explain", help="print a rule's documentation")
+    e = sub.add_parser("explain", aliases=["rule"], help="print a rule's documentation")
     e.add_argument("rule", metavar="RULE", help="a code (SC101) or name (unknown-mesh-axis)")
     e.set_defaults(func=_cmd_explain)
+
+    cl = sub.add_parser("clean", help="remove the cache of the project in the working "
+                        "directory (or of PATH's project)")
+    cl.add_argument("path", nargs="?", default=".", metavar="PATH")
+    cl.set_defaults(func=_cmd_clean)
 
     r = sub.add_parser("rules", help="list the rules")
     r.add_argument("--format", choices=("text", "json"), default="text")

@@ -89,6 +89,34 @@ def _line_count(data: bytes) -> int:
     return max(data.count(b"\n"), data.count(b"\r")) + 1
 
 
+class CacheError(Exception):
+    """A cache directory ``shardcheck clean`` will not remove, and why."""
+
+
+# what a cache directory holds (``Cache``): nothing else is removed with it
+_CACHE_ENTRIES = {"v1", ".gitignore", "CACHEDIR.TAG"}
+
+
+def remove_cache(config: Any, start: str) -> Optional[str]:
+    """Remove the cache directory of the project at ``start`` (the config's
+    ``cache-dir``, else ``default_dir``); the directory removed, or None when there was
+    none. A directory holding anything but a cache's entries is left alone
+    (``CacheError``): a ``cache-dir`` set to a directory of the project's own files is
+    never emptied."""
+    import shutil
+    directory = config.cache_dir or default_dir(config.root if config.source else None, start)
+    if not os.path.isdir(directory):
+        return None
+    if os.path.islink(directory):
+        raise CacheError(f"{directory} is a symbolic link; remove it yourself")
+    other = sorted(set(os.listdir(directory)) - _CACHE_ENTRIES)
+    if other:
+        raise CacheError(f"{directory} holds files that are not shardcheck's cache "
+                         f"({', '.join(other[:3])}); nothing was removed")
+    shutil.rmtree(directory)
+    return directory
+
+
 def default_dir(config_root: Optional[str], start: str) -> str:
     """Where the cache goes when none is configured: beside the pyproject.toml that
     configured the run, else at the root of the checkout the checked path is in (a

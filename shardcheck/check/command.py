@@ -115,8 +115,28 @@ def check_command(args: argparse.Namespace) -> int:
     return 2 if unwritten else _status(findings, args)
 
 
+# the formats --format selects, which --output-format also takes (ruff's spelling)
+_MACHINE_FORMATS = ("json", "sarif", "github")
+
+
+def _formats(args: argparse.Namespace) -> str:
+    """``--output-format json`` (ruff's spelling) as ``--format json``; what is wrong when
+    the two disagree ("" when nothing is)."""
+    wanted = args.output_format
+    if wanted == "text":
+        args.output_format = "full"
+    elif wanted in _MACHINE_FORMATS:
+        if args.format not in ("text", wanted):
+            return f"--format {args.format} and --output-format {wanted} disagree: give one"
+        args.format, args.output_format = wanted, "full"
+    return ""
+
+
 def _usage_problem(args: argparse.Namespace, paths: List[str], stdin: bool) -> str:
     """What is wrong with the command line's own values ("" when nothing is)."""
+    formats = _formats(args)
+    if formats:
+        return formats
     if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
         return f"-j/--jobs must be from 1 to {MAX_JOBS}, got {args.jobs}"
     if "-" in paths and not stdin:
@@ -351,10 +371,13 @@ def _split(values: Optional[List[str]]) -> List[str]:
 def add_check_parser(sub) -> None:
     c = sub.add_parser("check", help="check Python files and directories (the default command)")
     c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
-    c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
-    c.add_argument("--output-format", choices=("full", "concise"), default="full",
+    c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
+                   help="text (default), json, sarif or github; --output-format takes these too")
+    c.add_argument("--output-format", choices=("full", "concise") + _MACHINE_FORMATS + ("text",),
+                   default="full",
                    help="text: each finding with its source line and a caret under it "
-                        "(full, the default), or one line per finding (concise)")
+                        "(full, the default), or one line per finding (concise); or, as ruff "
+                        "spells them, json, sarif or github (the same as --format)")
     c.add_argument("--select", action="append", metavar="RULES",
                    help="only these rules: codes, code prefixes or names, comma-separated")
     c.add_argument("--extend-select", action="append", metavar="RULES")

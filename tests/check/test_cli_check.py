@@ -78,6 +78,37 @@ def test_json_fields(tree):
     assert f["location"] == {"row": 5, "column": 60} and f["fix"] is None
 
 
+def test_output_format_takes_ruffs_spellings_of_the_machine_formats(tree):
+    """`--output-format json` (ruff's flag) is `--format json`; so are sarif and github;
+    `text` is `full`; the two flags disagreeing is a usage error, not a guess."""
+    d = tree({"a.py": BAD})
+    code, out, _ = run(["a.py", "--output-format", "json", "--no-cache"], d)
+    assert code == 1 and json.loads(out)[0]["code"] == "SC101"
+    code, out, _ = run(["a.py", "--output-format", "sarif", "--no-cache"], d)
+    assert code == 1 and json.loads(out)["version"] == "2.1.0"
+    code, out, _ = run(["a.py", "--output-format", "github", "--no-cache"], d)
+    assert code == 1 and out.startswith("::error file=a.py,line=5,col=60")
+    code, out, _ = run(["a.py", "--output-format", "text", "--no-cache"], d)
+    assert code == 1 and "5 | x = jax.device_put" in out  # full: the code frame
+    code, _, err = run(["a.py", "--format", "sarif", "--output-format", "json"], d)
+    assert code == 2 and "--format sarif and --output-format json disagree" in err
+
+
+def test_rule_is_explain_and_clean_removes_the_projects_cache(tree):
+    d = tree({"a.py": BAD}, pyproject="[tool.shardcheck]\n")
+    code, out, _ = run(["rule", "SC101"], d)
+    assert code == 0 and out == run(["explain", "SC101"], d)[1] and "unknown-mesh-axis" in out
+    assert run(["a.py"], d)[0] == 1 and (d / ".shardcheck_cache" / "v1").is_dir()
+    code, _, err = run(["clean"], d)
+    assert code == 0 and not (d / ".shardcheck_cache").exists() and "removed" in err
+    assert run(["clean"], d)[:1] == (0,)  # nothing left: said, not an error
+    (d / "pyproject.toml").write_text("[tool.shardcheck]\ncache-dir = 'src'\n")
+    (d / "src").mkdir()
+    (d / "src" / "model.py").write_text("x = 1\n")
+    code, _, err = run(["clean"], d)  # a cache-dir set to the project's own files
+    assert code == 2 and "not shardcheck's cache" in err and (d / "src" / "model.py").exists()
+
+
 def test_sarif_is_valid_2_1_0_with_fingerprints(tree):
     d = tree({"a.py": BAD})
     code, out, _ = run(["a.py", "--format", "sarif", "--no-cache"], d)
