@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from mypy.errorcodes import VALID_TYPE, ErrorCode
 from mypy.nodes import AssignmentStmt, CallExpr, Context, Decorator, FuncDef, NameExpr, Var
@@ -83,6 +83,12 @@ class ShardcheckPlugin(Plugin):
         super().__init__(options)
         self.axes = _declared_axes(getattr(options, "config_file", None))
         self.pending: Dict[int, Tuple[str, Context]] = {}  # call id -> declared type
+
+    def report_config_data(self, ctx: Any) -> Any:
+        """What the plugin read from ``[tool.shardcheck]`` (the declared meshes' axes):
+        mypy keeps a module's cached result only while this is what it was, so a change
+        of the meshes re-checks the modules that use ``Sharded``."""
+        return sorted(self.axes) if self.axes is not None else None
 
     # -- routing -----------------------------------------------------------------------------
     def get_type_analyze_hook(self, fullname: str) -> Optional[Callable[[AnalyzeTypeContext], Type]]:

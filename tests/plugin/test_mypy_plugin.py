@@ -245,3 +245,25 @@ def test_readme_install_into_a_fresh_venv_gives_a_working_plugin(tmp_path):
                        capture_output=True, text=True, timeout=1800)
     assert r.returncode == 1, r.stdout + r.stderr
     _assert_plugin_reported(r.stdout)
+
+
+@pytest.mark.slow  # mypy over JAX's stubs, three runs: CI's -m slow leg
+def test_a_change_of_the_declared_meshes_is_seen_through_mypys_cache(tmp_path, mypy_cache):
+    """The plugin reports what it read from [tool.shardcheck] (report_config_data):
+    mypy re-checks a cached module when the meshes change, instead of repeating the
+    answer the old meshes gave."""
+    prog = tmp_path / "prog.py"
+    prog.write_text('import jax\nfrom sharding_types import Sharded\n\n\n'
+                    'def route(x: Sharded[jax.Array, "float32[8@expert]"]) -> None: ...\n')
+
+    def check(axes: str):
+        cfg = tmp_path / "pyproject.toml"
+        cfg.write_text("[tool.mypy]\n" + PLUGIN + f'mypy_path = "{ROOT}"\n' + SHARED_OPTIONS +
+                       f"[tool.shardcheck.meshes.train]\n{axes}\n")
+        out, err, status = mypy_api.run([str(prog), "--config-file", str(cfg), "--cache-dir",
+                                         str(mypy_cache), "--no-error-summary"])
+        assert status in (0, 1), err + out
+        return out
+    assert check("data = 2\nexpert = 4") == ""
+    assert 'names axis "expert", which no mesh' in check("data = 2\nmodel = 4")
+    assert check("data = 2\nexpert = 4") == ""
