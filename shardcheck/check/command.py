@@ -234,7 +234,7 @@ def _report(args: argparse.Namespace, findings: list, files: Union[int, List[str
     report = output.render(args.format, findings, files, quiet=args.quiet, frames=frames)
     if args.format == "text" and not args.output_file:
         from shardcheck.output.terminal import colour, wants_colour
-        if wants_colour(sys.stdout):
+        if args.color == "always" or (args.color == "auto" and wants_colour(sys.stdout)):
             report = colour(report)
     return report
 
@@ -378,6 +378,9 @@ def add_check_parser(sub) -> None:
                    help="text: each finding with its source line and a caret under it "
                         "(full, the default), or one line per finding (concise); or, as ruff "
                         "spells them, json, sarif or github (the same as --format)")
+    c.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the text report: auto (a terminal, unless NO_COLOR; "
+                        "FORCE_COLOR forces it), always, or never")
     c.add_argument("--select", action="append", metavar="RULES",
                    help="only these rules: codes, code prefixes or names, comma-separated")
     c.add_argument("--extend-select", action="append", metavar="RULES")

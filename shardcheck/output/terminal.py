@@ -39,7 +39,7 @@ def colour(report: str) -> str:
     code frames' gutters and carets, notes and the summary."""
     from rich.console import Console
     from rich.text import Text
-    console = Console(force_terminal=True, color_system="standard", width=1 << 16,
+    console = Console(force_terminal=True, color_system="standard", no_color=False, width=1 << 16,
                       highlight=False, markup=False, emoji=False, soft_wrap=True)
     severity = "red"
     with console.capture() as cap:

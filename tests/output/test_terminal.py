@@ -39,6 +39,17 @@ def test_colour_is_forced_or_refused_and_never_changes_the_words(tmp_path):
     assert "\x1b[" not in as_json.stdout
 
 
+def test_the_color_flag_overrides_the_terminal_and_the_environment(tmp_path):
+    (tmp_path / "a.py").write_text(BAD)
+    always = _check(["a.py", "--color", "always"], tmp_path, {"NO_COLOR": "1"})  # piped too
+    never = _check(["a.py", "--color", "never"], tmp_path, {"FORCE_COLOR": "1"})
+    auto = _check(["a.py", "--color", "auto"], tmp_path, {"FORCE_COLOR": "1"})
+    assert "\x1b[1;31mSC101\x1b[0m" in always.stdout and "\x1b[" in auto.stdout
+    assert "\x1b[" not in never.stdout and ANSI.sub("", always.stdout) == never.stdout
+    bad = _check(["a.py", "--color", "sometimes"], tmp_path, {})
+    assert bad.returncode == 2 and "invalid choice: 'sometimes'" in bad.stderr
+
+
 def test_wants_colour():
     class Tty(io.StringIO):
         def isatty(self):
