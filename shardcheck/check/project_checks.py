@@ -9,7 +9,7 @@ mesh index is kept between runs while no file changes (``project_axes.index_mesh
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from shardcheck.analyzer.codes import SKIPPED_FILE
 from shardcheck.analyzer.config import Config
@@ -24,30 +24,36 @@ def project_findings(files: Sequence[str], every: Iterable[str], config: Config,
     ``parallelism_order``), as the config selects them and the files' comments suppress
     them; none where a file's own analysis (``found``) already reports the axis at that
     line (SC101)."""
-    out = _axes_findings(files, every, config, found, config_files, overlay, memo_file)
-    return out + _order_findings(files, every, config, found, config_files, overlay)
+    from shardcheck.analyzer import parallelism_order, project_axes
+    every = list(every)
+    values = None
+    if config_files:
+        from shardcheck.analyzer.config_checks import string_lists
+        values = string_lists(list(config_files))
+    out: List[Finding] = []
+    # what silences unknown-mesh-axis silences SC114 too (_SAME_DEFECT)
+    wanted = _wanted(files, config, found, {project_axes.CODE, _SAME_DEFECT[0]})
+    if wanted:
+        new = project_axes.check(wanted, every, overlay=overlay, config_values=values,
+                                 memo_file=memo_file)
+        seen = {(f.filename, f.row) for f in found if f.code == _SAME_DEFECT[0]}
+        out += _unsilenced([f for f in new if (f.filename, f.row) not in seen], overlay)
+    wanted = _wanted(files, config, found, {parallelism_order.CODE})
+    if wanted:
+        new = parallelism_order.check(wanted, every, overlay, values)
+        out += _unsilenced(new, overlay, same_defect=False)
+    return out
 
 
-def _order_findings(files: Sequence[str], every: Iterable[str], config: Config,
-                    found: Sequence[Finding], config_files: Sequence[str],
-                    overlay: Optional[Mapping[str, bytes]]) -> List[Finding]:
-    from shardcheck.analyzer import parallelism_order
-    if parallelism_order.CODE not in config.enabled_codes():
+def _wanted(files: Sequence[str], config: Config, found: Sequence[Finding],
+            codes: Set[str]) -> List[str]:
+    """The Python files of ``files`` that the config has every rule of ``codes`` on
+    for, and that were not skipped (a budget, a generated file)."""
+    if not codes <= config.enabled_codes():
         return []
     skipped = {f.filename for f in found if f.code == SKIPPED_FILE}
-    wanted = [f for f in files if f.endswith(".py") and not config.is_excluded(f) and
-              f not in skipped and parallelism_order.CODE not in config.ignored_for(f)]
-    if not wanted:
-        return []
-    new = parallelism_order.check(wanted, list(every), overlay, _values(config_files))
-    return _unsilenced(new, overlay, same_defect=False)
-
-
-def _values(config_files: Sequence[str]):
-    if not config_files:
-        return None
-    from shardcheck.analyzer.config_checks import string_lists
-    return string_lists(list(config_files))
+    return [f for f in files if f.endswith(".py") and not config.is_excluded(f) and
+            f not in skipped and not codes & config.ignored_for(f)]
 
 
 def _unsilenced(new: List[Finding], overlay: Optional[Mapping[str, bytes]],
@@ -64,25 +70,6 @@ def _unsilenced(new: List[Finding], overlay: Optional[Mapping[str, bytes]],
         if not _silenced(f, comments[f.filename], same_defect):
             out.append(f)
     return out
-
-
-def _axes_findings(files: Sequence[str], every: Iterable[str], config: Config,
-                   found: Sequence[Finding], config_files: Sequence[str],
-                   overlay: Optional[Mapping[str, bytes]],
-                   memo_file: Optional[str]) -> List[Finding]:
-    from shardcheck.analyzer import project_axes
-    enabled = config.enabled_codes()
-    if project_axes.CODE not in enabled or _SAME_DEFECT[0] not in enabled:
-        return []
-    skipped = {f.filename for f in found if f.code == SKIPPED_FILE}  # budgets, generated
-    wanted = [f for f in files if f.endswith(".py") and not config.is_excluded(f) and
-              f not in skipped and not {project_axes.CODE, _SAME_DEFECT[0]} & config.ignored_for(f)]
-    if not wanted:
-        return []
-    new = project_axes.check(wanted, list(every), overlay=overlay,
-                             config_values=_values(config_files), memo_file=memo_file)
-    seen = {(f.filename, f.row) for f in found if f.code == _SAME_DEFECT[0]}
-    return _unsilenced([f for f in new if (f.filename, f.row) not in seen], overlay)
 
 
 # what turns unknown-mesh-axis off (the config's ignore, per-file-ignores, a suppression
