@@ -243,7 +243,7 @@ def check(path: str, text: Optional[str] = None, filename: Optional[str] = None,
     ds = doc.get("data_sharding")
     if ds is not None and (ds[0] is doc or mesh_doc is doc):
         ds_doc, ds_key, ds_value = ds
-        for n in nested_strings(ds_value):
+        for n in _nested_strings(ds_value):
             if n.value in axes:
                 continue
             if ds_doc is doc:
@@ -413,12 +413,12 @@ def _own_axes(doc: ConfigDoc) -> List[str]:
     return [n.value for n in listed] if listed is not None else []
 
 
-def nested_strings(node: Any) -> List[Any]:
+def _nested_strings(node: Any) -> List[Any]:
     import yaml
     if isinstance(node, yaml.ScalarNode):
         return [node] if node.tag == "tag:yaml.org,2002:str" else []
     if isinstance(node, yaml.SequenceNode):
-        return [s for item in node.value for s in nested_strings(item)]
+        return [s for item in node.value for s in _nested_strings(item)]
     return []
 
 

@@ -18,13 +18,13 @@ the code (a config without the context axis) and is not compared. Python's ``ast
 from __future__ import annotations
 
 import ast
-import os
 import re
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .codes import PARALLELISM_ORDER
-from .ftypes import WARNING, Finding, Related
-from .project_names import ConfigValues, Module, Resolver, distinct_paths, read_text
+from .ftypes import WARNING, Finding
+from .project_names import (ConfigValues, Module, Resolver, distinct_paths, read_text,
+                            related_place, shown_place)
 from .pyast import parse
 
 CODE, NAME = PARALLELISM_ORDER, "parallelism-order"
@@ -93,7 +93,7 @@ def check(report_paths: Sequence[str], project_paths: Sequence[str],
 def _finding(m: Module, node: ast.expr, axes: List[str],
              other: List[Tuple[str, List[str]]]) -> Finding:
     where, names = other[0]
-    shown = _place(where)
+    shown = shown_place(where)
     more = f" (and {len(other) - 1} more)" if len(other) > 1 else ""
     swapped = [f"{a!r} gets the size of {b!r}" for a, b in zip(names, axes) if a != b]
     message = (f"these mesh sizes are listed in the order {tuple(axes)}, but `mesh_axes` at "
@@ -101,23 +101,8 @@ def _finding(m: Module, node: ast.expr, axes: List[str],
                f"side by side, so {', '.join(swapped[:3])}. Nothing raises while the sizes "
                "multiply to the device count; the program runs with the wrong parallelism. "
                "List the sizes in `mesh_axes`' order (or reorder `mesh_axes`).")
-    related = tuple(r for r in (_related(w) for w, _ in other[:3]) if r is not None)
+    related = tuple(related_place(w, "the mesh axes") for w, _ in other[:3])
     end_row = node.end_lineno or node.lineno
     end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
     return Finding(CODE, NAME, message, WARNING, m.path, node.lineno, node.col_offset + 1,
                    end_row, end_col + 1, related=related)
-
-
-def _place(where: str) -> str:
-    path, _, row = where.rpartition(":")
-    if not row.isdigit():
-        path, row = where, ""
-    rel = os.path.relpath(os.path.abspath(path))
-    shown = path if rel.startswith("..") else rel
-    return f"{shown}:{row}" if row else shown
-
-
-def _related(where: str) -> Optional[Related]:
-    path, _, row = where.rpartition(":")
-    line = int(row) if row.isdigit() else 1
-    return Related("the mesh axes", path if row.isdigit() else where, line, 1, line, 1)

@@ -38,7 +38,8 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, 
 
 from .codes import AXIS_IN_NO_PROJECT_MESH
 from .ftypes import ERROR, WARNING, Finding, Related
-from .project_names import MAX_DEPTH, ConfigValues, Module, Resolver, distinct_paths, read_text
+from .project_names import (MAX_DEPTH, ConfigValues, Module, Resolver, distinct_paths, read_text,
+                            related_place, shown_path, shown_place)
 from .pyast import parse
 
 CODE, NAME = AXIS_IN_NO_PROJECT_MESH, "axis-in-no-project-mesh"
@@ -125,23 +126,24 @@ class AxisUse:
     in_expected_failure: bool
 
 
-def _mesh_names_argument(call: ast.Call, last: str) -> Tuple[bool, Optional[ast.AST]]:
-    """(whether the call names axes, the expression of its names) for a mesh
-    constructor ``last`` (make_mesh, Mesh, AbstractMesh)."""
+def _mesh_names_argument(call: ast.Call, last: str) -> Optional[ast.AST]:
+    """The expression of the axis names a mesh constructor ``last`` (make_mesh, Mesh,
+    AbstractMesh) is given; None where it cannot be read (``**kwargs``, a starred
+    argument, none given)."""
     for k in call.keywords:
         if k.arg == "axis_names":
-            return True, k.value
+            return k.value
         if k.arg is None:  # **kwargs
-            return True, None
+            return None
     if len(call.args) > 1 and not any(isinstance(a, ast.Starred) for a in call.args[:2]):
-        return True, call.args[1]
+        return call.args[1]
     if last == "AbstractMesh" and len(call.args) == 1:  # the old ((name, size), ...) form
         shape = call.args[0]
         if isinstance(shape, (ast.Tuple, ast.List)) and all(
                 isinstance(e, ast.Tuple) and len(e.elts) == 2 for e in shape.elts):
             pairs = [e for e in shape.elts if isinstance(e, ast.Tuple)]
-            return True, ast.Tuple(elts=[e.elts[0] for e in pairs], ctx=ast.Load())
-    return True, None
+            return ast.Tuple(elts=[e.elts[0] for e in pairs], ctx=ast.Load())
+    return None
 
 
 def _says_mesh(name: str) -> bool:
@@ -150,7 +152,7 @@ def _says_mesh(name: str) -> bool:
     return name.endswith("Mesh") or _MAKES_MESH.search(name) is not None
 
 
-_MAKES_MESH = re.compile(r"(?:^|_)(?:make|create|build|get|init|setup|new|load|init)\w*_mesh$"
+_MAKES_MESH = re.compile(r"(?:^|_)(?:make|create|build|get|init|setup|new|load)\w*_mesh$"
                          r"|^mesh$", re.I)
 
 
@@ -240,7 +242,7 @@ def _index_module(m: Module, index: MeshIndex, resolver: Resolver) -> None:
             node.func.id if isinstance(node.func, ast.Name) else "")
         where = (m.path, node.lineno, node.col_offset + 1)
         if m.is_jax(q) and last in ("make_mesh", "Mesh", "AbstractMesh"):
-            _, names_expr = _mesh_names_argument(node, last)
+            names_expr = _mesh_names_argument(node, last)
             resolver.fields_read = []
             names = resolver.strings(m, names_expr) if names_expr is not None else None
             if names is None:
@@ -407,7 +409,7 @@ def _no_mesh_has_it(m: Module, use: AxisUse, index: MeshIndex, collective: bool)
     close = [a for a in index.axes if _one_edit_apart(use.axis, a)]
     hint = f"Did you mean {close[0]!r}? " if len(close) == 1 else ""
     meshes = index.meshes
-    where = ", ".join(f"{_shown(p)}:{r}" for p, r, _ in meshes[:3]) + \
+    where = ", ".join(f"{shown_path(p)}:{r}" for p, r, _ in meshes[:3]) + \
         (", ..." if len(meshes) > 3 else "")
     its = (f"its mesh ({where}) names" if len(meshes) == 1 else
            f"its {len(meshes)} meshes ({where}) name")
@@ -432,32 +434,18 @@ def _variant_warning(m: Module, use: AxisUse, index: MeshIndex, lacking: List[st
     """A spec's axis that the meshes built from a config field have only under some of
     the values the project writes for it."""
     having = [w for w, names in index.variants if use.axis in names]
-    shown = ", ".join(_shown_place(w) for w in lacking[:4]) + (", ..." if len(lacking) > 4 else "")
+    shown = ", ".join(shown_place(w) for w in lacking[:4]) + (", ..." if len(lacking) > 4 else "")
     message = (f"`{use.spec}` names mesh axis {use.axis!r}, which the project's meshes have "
                f"only under some of its configs: the mesh axes written at "
-               f"{', '.join(_shown_place(w) for w in having[:3])} have it, those at {shown} do "
+               f"{', '.join(shown_place(w) for w in having[:3])} have it, those at {shown} do "
                f"not. Under those, JAX raises ValueError (\"Resource axis: "
                f"{use.axis} of ... is not found in mesh\") wherever this spec shards a value. "
                f"Add {use.axis!r} to those configs' mesh axes, or choose the spec by the "
                "config's axes.")
-    related = tuple(_related_place(w, "a config without the axis") for w in lacking[:3])
+    related = tuple(related_place(w, "a config without the axis") for w in lacking[:3])
     return Finding(CODE, NAME, message, WARNING, m.path, use.row, use.column, use.end_row,
                    use.end_column, related=tuple(r for r in related if r is not None),
                    in_expected_failure=use.in_expected_failure)
-
-
-def _shown_place(where: str) -> str:
-    """A config file, or a Python file's line, as a message names it."""
-    path, _, row = where.rpartition(":") if where.endswith(tuple("0123456789")) and \
-        ":" in where else (where, "", "")
-    return f"{_shown(path)}:{row}" if row else _shown(where)
-
-
-def _related_place(where: str, note: str) -> Optional[Related]:
-    path, _, row = where.rpartition(":")
-    if row.isdigit():
-        return Related(note, path, int(row), 1, int(row), 1)
-    return Related(note, where, 1, 1, 1, 1)
 
 
 def _one_edit_apart(a: str, b: str) -> bool:
@@ -469,13 +457,6 @@ def _one_edit_apart(a: str, b: str) -> bool:
                                   a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
     short, long_ = sorted((a, b), key=len)
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
-
-
-def _shown(path: str) -> str:
-    """A path as a finding's note shows it: relative to the working directory when it
-    is under it."""
-    rel = os.path.relpath(os.path.abspath(path))
-    return path if rel.startswith("..") else rel
 
 
 def _axes(axes: Iterable[str]) -> str:

@@ -10,12 +10,7 @@ import json
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-
-def _buffer(path: str, overlay: Optional[Mapping[str, bytes]]) -> Optional[bytes]:
-    if not overlay:
-        return None
-    got = overlay.get(path)
-    return got if got is not None else overlay.get(os.path.abspath(path))
+from .project_names import buffer_of
 
 
 def read_memo(memo_file: str, digest: str, make: Callable[..., Any]) -> Any:
@@ -61,7 +56,7 @@ def state_of(paths: Sequence[str], overlay: Optional[Mapping[str, bytes]],
     time and inode; and the configs' values."""
     state: List[tuple] = []
     for p in paths:
-        data = _buffer(p, overlay)
+        data = buffer_of(p, overlay)
         if data is not None:
             state.append((p, hashlib.sha256(data).hexdigest()))
             continue

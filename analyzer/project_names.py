@@ -11,6 +11,7 @@ import os
 import re
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
+from .ftypes import Related
 from .pyast import parse
 from .sources import Unreadable, decode_source, read_source
 
@@ -26,7 +27,7 @@ ConfigValues = Dict[str, List[Tuple[str, List[str]]]]
 
 def read_text(path: str, overlay: Optional[Mapping[str, bytes]]) -> Optional[str]:
     try:
-        data = _buffer(path, overlay)
+        data = buffer_of(path, overlay)
         if data is None:
             data = read_source(path)
         return decode_source(data)
@@ -36,7 +37,7 @@ def read_text(path: str, overlay: Optional[Mapping[str, bytes]]) -> Optional[str
         return None
 
 
-def _buffer(path: str, overlay: Optional[Mapping[str, bytes]]) -> Optional[bytes]:
+def buffer_of(path: str, overlay: Optional[Mapping[str, bytes]]) -> Optional[bytes]:
     """The unsaved content of ``path`` in ``overlay`` (keyed by the path as given, or
     absolute), if any."""
     if not overlay:
@@ -390,3 +391,29 @@ def distinct_paths(paths: Sequence[str]) -> List[str]:
             seen.add(key)
             out.append(p)
     return out
+
+
+def shown_path(path: str) -> str:
+    """A path as a finding's message shows it: relative to the working directory when it
+    is under it."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return path if rel.startswith("..") else rel
+
+
+def _split_place(where: str) -> Tuple[str, Optional[int]]:
+    """``path:row`` (a Python file's line) or ``path`` (a config file) split."""
+    path, _, row = where.rpartition(":")
+    return (path, int(row)) if row.isdigit() else (where, None)
+
+
+def shown_place(where: str) -> str:
+    """A config file, or a Python file's line, as a message names it."""
+    path, row = _split_place(where)
+    return f"{shown_path(path)}:{row}" if row is not None else shown_path(path)
+
+
+def related_place(where: str, note: str) -> Related:
+    """A config file (its first line), or a Python file's line, as a finding's note."""
+    path, row = _split_place(where)
+    line = row if row is not None else 1
+    return Related(note, path, line, 1, line, 1)

@@ -84,11 +84,9 @@ def _comment_starts(text: str) -> Optional[Dict[int, int]]:
 def suppressed_rows(path: str, overlay: Optional[Mapping[str, bytes]] = None) -> dict:
     """Line number -> the codes and names the suppression comments of the file ``path``
     (its unsaved content in ``overlay``) silence there ('*' for all)."""
+    from .project_names import buffer_of
     from .sources import Unreadable, decode_source, read_source
-    import os
-    data = None
-    if overlay:
-        data = overlay.get(path, overlay.get(os.path.abspath(path)))
+    data = buffer_of(path, overlay)
     try:
         return _suppressions(decode_source(data if data is not None else read_source(path)))[0]
     except (Unreadable, SyntaxError, UnicodeDecodeError, LookupError, ValueError):
