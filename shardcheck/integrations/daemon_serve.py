@@ -275,7 +275,9 @@ def _handle(conn: socket.socket, stamp: str, started: float, served: int,
         except OSError:
             pass  # the client went away (^C) or stopped reading: nothing to tell it
     if kind == "check":
+        gc.unfreeze()  # with what a run in this process froze (supervisor.collected_per_file)
         gc.collect()  # this run's analysis, freed while no one waits
+        gc.freeze()  # what stays (the warm imports): no collection need look at it again
     return done, served
 
 
