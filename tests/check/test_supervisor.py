@@ -39,3 +39,46 @@ def test_a_worker_whose_parent_lives_runs(tmp_path):
     proc.start()
     proc.join(30)
     assert proc.exitcode == 0 and marker.read_text() == "ran"
+
+
+class _Node:
+    """An object a cycle can hold and a weak reference can watch."""
+
+
+def test_a_files_cycles_are_collected_and_what_it_keeps_is_frozen_until_the_run_ends(
+        tmp_path, monkeypatch):
+    """``collected_per_file``: the collector is held back while a file is analysed; after
+    it, the file's cyclic garbage is freed (never frozen, so never leaked), what survives
+    is frozen, and the run's end makes it collectable again."""
+    import gc
+    import weakref
+
+    from shardcheck.analyzer.config import Config
+    kept = []
+    watched = []
+
+    def analyse(path, config, project, data=None):
+        cycle = _Node()
+        cycle.self = cycle  # garbage once the file is done: only a collection frees it
+        watched.append(weakref.ref(cycle))
+        kept.append(_Node())  # lives on, like a module an importer parsed
+        threshold_inside.append(gc.get_threshold())
+        return b"x = 1\n", []
+
+    threshold_inside = []
+    monkeypatch.setattr(supervisor, "read_and_check", analyse)
+    source = tmp_path / "m.py"
+    source.write_text("x = 1\n")
+    gc.unfreeze()
+    try:
+        before = gc.get_freeze_count()
+        with supervisor.tuned_collector():
+            supervisor.init_worker(Config(root=str(tmp_path)), [str(source)])
+            supervisor.check_one(str(source))
+            assert watched[0]() is None  # the cycle was collected, not frozen
+            assert gc.get_freeze_count() > before  # what survived is frozen
+            assert threshold_inside == [supervisor.IN_FILE_GC_THRESHOLD]
+            assert gc.get_threshold() == supervisor.GC_THRESHOLD
+        assert gc.get_freeze_count() == 0  # collectable again after the run
+    finally:
+        gc.unfreeze()
