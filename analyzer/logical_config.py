@@ -61,6 +61,7 @@ class LogicalConfig:
     # that file's top-level keys set to literals (lists as tuples), read by
     # ``shardcheck specs`` as the fields of the run's config object (interp/objects.py)
     fields: Tuple[Tuple[str, Any], ...] = ()
+    discover: bool = True  # `discover = false` not set: rules may be looked for
 
     def wrapper(self, name: str) -> Optional[Wrapper]:
         """The wrapper declared for a called function's qualified name (or its last part)."""
@@ -287,7 +288,8 @@ def parse(table: object, root: str) -> LogicalConfig:
     rules = _rules(rules_v, source) if rules_v is not None else None
     axes = _axes(axes_v, source) if axes_v is not None else None
     return LogicalConfig(rules, axes, _wrappers(table.get("wrappers", {})), source,
-                         fields=literal_fields(data) if source is not None else ())
+                         fields=literal_fields(data) if source is not None else (),
+                         discover=_discover_flag(table))
 
 
 def _key(table: Dict[str, Any], key: str, default: str) -> str:

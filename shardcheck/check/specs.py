@@ -29,6 +29,8 @@ def run(args: argparse.Namespace, files_and_project: Callable[[argparse.Namespac
             print(f"shardcheck: config error: {e}", file=sys.stderr)
             return 2
         cfg.logical = replace(chosen, wrappers=cfg.logical.wrappers) if cfg.logical else chosen
+    if cfg.logical is None or cfg.logical.rules is None:
+        cfg.logical = _discovered_rules(cfg) or cfg.logical
     from shardcheck.check.discovery import project_files
     from shardcheck.check.per_file import listed, say
     from shardcheck.analyzer.sitemap import sharding_sites
@@ -45,6 +47,29 @@ def run(args: argparse.Namespace, files_and_project: Callable[[argparse.Namespac
     rules = _rules_source(cfg)
     print(render_json(found, rules) if args.format == "json" else render_text(found, rules))
     return status
+
+
+def _discovered_rules(cfg: Any) -> Any:
+    """The map's rules where the config gives none and no YAML/JSON config was found
+    (``logical_config.discover``): a rule table written in Python under the project root
+    (``python_rules.discover``: T5X's ``standard_logical_axis_rules()``). ``check`` does
+    not read it: the table is read under its function's defaults, which the run may not
+    use; the map names it as the rules it assumed."""
+    from dataclasses import replace
+
+    from shardcheck.analyzer.logical_axes import normalize_rules
+    from shardcheck.analyzer.logical_config import LogicalConfig
+    from shardcheck.analyzer.python_rules import discover
+    declared = cfg.logical
+    if (declared is not None and not declared.discover) or not cfg.root:
+        return None
+    found = discover(cfg.root)
+    if found is None:
+        return None
+    rules, where = found
+    if declared is None:
+        return LogicalConfig(normalize_rules(rules), None, (), where, discovered=True)
+    return replace(declared, rules=normalize_rules(rules), source=where, discovered=True)
 
 
 def _rules_source(cfg: Any) -> Any:
