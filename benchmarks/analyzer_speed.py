@@ -12,7 +12,8 @@ the corpus. Reported, all from this one run on this machine:
   single         shardcheck over the sharding files, no cache, this process     <= 1.3x floor
                  (the two timed in one pass, each file's floor just before its check:
                  ``interleaved``)
-  corpus         shardcheck over every file / over the sharding files alone     <= 1.2x
+  corpus         shardcheck over every file in one run / over the sharding files
+                 alone (best of two each, alternated)                           <= 1.2x
   -j N           the CLI's worker pool over the sharding files, no cache        <= 1.2 single/N + startup
   cached         a re-run of the CLI on the whole tree, every result cached     imports no libcst
   pre-commit     the CLI on 5 edited files of the tree, the cache warm for the rest   < 0.5 s
@@ -154,7 +155,13 @@ def _measure(root, work, jobs, sample):
     out["bare_python_s"] = best_wall([sys.executable, "-c", "pass"], 10)
     out["floor_s"], out["single_s"], res = interleaved(sharding)
     out["findings"] = len(res.findings)
-    out["rest_s"], _ = in_process(rest)
+    # the whole tree in one run (its files share the modules they import, as a run over
+    # the tree does), beside the sharding files alone: each the best of two, alternated
+    wholes, alones = [], []
+    for _ in range(2):
+        wholes.append(in_process(files)[0])
+        alones.append(in_process(sharding)[0])
+    out["whole_s"], out["sharding_alone_s"] = min(wholes), min(alones)
     out["parallel_s"], _ = timed(lambda: runner.run(sharding, Config(), jobs=jobs))
     cache = os.path.join(work, "cache")
     cli = SHARDCHECK + ["check", "--exit-zero", "-j", str(jobs), "--cache-dir", cache]
@@ -189,7 +196,7 @@ def _measure(root, work, jobs, sample):
     _precommit_daemon(out, cli, edited, plain, work)
     out["load_at_end"] = round(os.getloadavg()[0], 1)
     out["ratio_single_to_floor"] = out["single_s"] / out["floor_s"]
-    out["ratio_corpus_to_sharding"] = (out["single_s"] + out["rest_s"]) / out["single_s"]
+    out["ratio_corpus_to_sharding"] = out["whole_s"] / out["sharding_alone_s"]
     out["ratio_parallel_to_ideal"] = out["parallel_s"] / (out["single_s"] / jobs + out["startup_s"])
     out["ratio_warm_to_cold"] = out["warm_cache_s"] / out["cold_cache_s"]
     return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
@@ -272,8 +279,9 @@ def report(out, jobs):
         ("floor: libcst parse + visit", out["floor_s"], "sharding files"),
         ("shardcheck, 1 process", out["single_s"],
          f"{out['ratio_single_to_floor']:.2f}x floor (target <= 1.3)"),
-        ("  + the other files", out["rest_s"],
-         f"whole corpus {out['ratio_corpus_to_sharding']:.2f}x the sharding files (target <= 1.2)"),
+        ("whole tree, 1 process", out["whole_s"],
+         f"{out['ratio_corpus_to_sharding']:.2f}x the sharding files alone "
+         f"({out['sharding_alone_s']:.3f} s; best of 2 each) (target <= 1.2)"),
         (f"shardcheck -j {jobs}", out["parallel_s"],
          f"{out['ratio_parallel_to_ideal']:.2f}x single/{jobs} + startup (target <= 1.2)"),
         ("CLI, filling the cache", out["cold_cache_s"], "whole tree"),
