@@ -374,6 +374,10 @@ def is_device(node: Optional[cst.CSTNode], scope: Optional[cst.CSTNode] = None) 
 @observes(api.NAMED_SHARDING)
 def _named_sharding(it: ApiContext, c: ApiCall, out: Value) -> None:
     mesh = c.args.get(0, "mesh")
+    if not isinstance(out, ShardingVal):
+        # JAX raises on the mesh (a config's `mesh: Mesh | None = None` read as its
+        # default by the map, before the run sets it): the spec written is the site's
+        out = c.args.get(1, "spec")
     record_site(it, c.node, "NamedSharding", out, mesh if isinstance(mesh, MeshVal) else None,
                 c.args.node(1, "spec"), c.env)
 

@@ -735,3 +735,17 @@ def test_specs_maps_the_sites_under_one_config_variant(tmp_path):
     (tmp_path / "configs" / "empty.yml").write_text("mesh_axes: [data]\n")
     code, _, err = run(["specs", "--config", "configs/empty.yml", "src"], tmp_path)
     assert code == 2 and "sets no logical_axis_rules" in err
+
+
+def test_a_config_mesh_read_as_its_none_default_keeps_the_spec_written(jax8):
+    """The map reads `cfg: Config` as Config's defaults, whose `mesh` is None until the
+    run sets it: the NamedSharding would raise there, and the site was listed as unknown
+    ("an entry is not a known axis name"). It is the spec written, as JAX makes it once
+    the mesh is set."""
+    from jax_snippets import run_snippets
+    path = PROGRAMS / "config_mesh_default.py"
+    [site] = [s for s in _sites_with_defaults(path) if s.function == "logits_sharding"]
+    (res,) = run_snippets([path.read_text() + "\nRESULT = SPEC\n"])
+    assert res["status"] == "ok", res
+    assert site.spec == _as_written(res["result"]) == "P('data', None, ('y', 'z'))"
+    assert "Config.mesh" in site.assumes
