@@ -62,12 +62,20 @@ class Env:
         names: set = set()
         for b in branches:
             names.update(b.vars)
+        mine = self.vars
         for n in names:
-            vals = [b.vars.get(n, self.lookup(n)) for b in branches]
-            v = vals[0]
-            for w in vals[1:]:
-                v = join(v, w)
-            self.vars[n] = v
+            # a branch that does not bind n leaves what n was before: looked up once, and
+            # only then (the lookup of an imported name reads that module)
+            before: Optional[Value] = None
+            v: Optional[Value] = None
+            for b in branches:
+                w = b.vars.get(n)  # never None: a scope binds values only (``lookup``)
+                if w is None:
+                    if before is None:
+                        before = self.lookup(n)
+                    w = before
+                v = w if v is None else join(v, w)
+            mine[n] = v  # type: ignore[assignment]  # branches is never empty here
 
 
 @dataclass
