@@ -102,7 +102,10 @@ def init_pool_worker(config: Config, files: Iterable[str]) -> None:
 
 def init_worker(config: Config, files: Iterable[str]) -> None:
     """One Project per process, so modules imported by many files are read once. The
-    analysis modules are imported now, not inside the first file's time budget."""
+    analysis modules are imported now, not inside the first file's time budget. What an
+    earlier run in this process froze (``collected_per_file``; a language server's worker
+    answers task after task, each with a Project of its own) becomes collectable again."""
+    run_finished()
     from shardcheck.analyzer.interp import model  # noqa: F401  # imported lazily by the engine
     from shardcheck.analyzer.rules import all_rules
     all_rules()

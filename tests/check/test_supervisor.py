@@ -80,5 +80,12 @@ def test_a_files_cycles_are_collected_and_what_it_keeps_is_frozen_until_the_run_
             assert threshold_inside == [supervisor.IN_FILE_GC_THRESHOLD]
             assert gc.get_threshold() == supervisor.GC_THRESHOLD
         assert gc.get_freeze_count() == 0  # collectable again after the run
+        # a worker answering task after task (the language server's): each task's set-up
+        # makes what the last one froze collectable
+        supervisor.init_worker(Config(root=str(tmp_path)), [str(source)])
+        supervisor.check_one(str(source))
+        assert gc.get_freeze_count() > 0
+        supervisor.init_worker(Config(root=str(tmp_path)), [str(source)])
+        assert gc.get_freeze_count() == 0
     finally:
         gc.unfreeze()
