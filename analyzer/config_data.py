@@ -113,8 +113,11 @@ def refusal(path: str, key: str) -> Optional[str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if key not in text or ("*" not in text and len(text) < _PARSE_ABOVE):
-        return None  # no alias, and small: nothing in it can be past the limits
+    if key not in text or (("*" not in text or "&" not in text) and len(text) < _PARSE_ABOVE):
+        # no alias (an alias needs an `&` anchor; a `*` alone is a comment's
+        # `num_heads * head_dim`, as in each of maxdiffusion's configs), and small:
+        # nothing in it can be past the limits
+        return None
     try:
         load(text, path)
     except Refused as e:

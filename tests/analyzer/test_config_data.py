@@ -113,3 +113,16 @@ def test_a_fifo_named_like_a_config_is_never_waited_on(tmp_path):
     os.mkfifo(tmp_path / "configs" / "other.yml")
     code, out, err = cli(["check", "--no-cache", "bad.py"], tmp_path, timeout=60)
     assert code == 1 and "SC101" in out and err == ""
+
+
+def test_a_small_config_with_no_anchor_is_not_parsed_to_look_for_a_bomb(tmp_path, monkeypatch):
+    """Discovery asks each rule file whether the limits refuse it; an alias needs an `&`
+    anchor, so a `*` with none (a comment's `heads * head_dim`) is no reason to parse.
+    A file with an anchor still is."""
+    parsed = []
+    monkeypatch.setattr(config_data, "load", lambda text, name: parsed.append(name))
+    path = tmp_path / "base.yml"
+    path.write_text("# heads : num_heads * head_dim\nlogical_axis_rules: [[batch, data]]\n")
+    assert config_data.refusal(str(path), "logical_axis_rules") is None and parsed == []
+    path.write_text("a: &x [1]\nb: *x\nlogical_axis_rules: [[batch, data]]\n")
+    assert config_data.refusal(str(path), "logical_axis_rules") is None and parsed == [str(path)]
