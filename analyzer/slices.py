@@ -14,7 +14,10 @@ closure of that relation over ``m``'s top-level statements, with the statements 
 run for their effect besides (a call written as a statement, a ``__future__`` import)
 and what they read. A result that read ``f`` still holds after an edit outside ``f``'s
 slice (a comment, a function nothing in the slice reads, a new definition): the cache
-compares the slice's digest, not the file's (``Dependencies.names``).
+compares the slice's digest, not the file's (``Dependencies.names``). A star import
+(``from m import *``) reads the slice of every public name of ``m`` (``STAR``): an
+edit of a comment or of a private helper no public statement reads leaves it alone, a
+new public definition does not.
 
 A statement that may bind names no one can read off it (``from x import *``, and
 reflection: ``globals()``, ``vars()``, ``locals()``, ``exec``/``eval``, a module
@@ -43,6 +46,15 @@ _REFLECTION = frozenset({"globals", "vars", "locals", "exec", "eval", "__getattr
                          "import_module", "__builtins__"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DIRECTIVE = re.compile(r"shardcheck|noqa", re.IGNORECASE)
+
+
+# what ``from m import *`` reads of ``m``: every name it binds that does not start with
+# "_" (the interpreter copies those), and ``__all__``; a new public definition is in it
+STAR = "*"
+
+
+def _public(names: Set[str]) -> bool:
+    return any(not n.startswith("_") or n == "__all__" for n in names)
 
 
 class _Unit:
@@ -92,12 +104,13 @@ class SliceIndex:
 
     def _closure(self, names: FrozenSet[str]) -> List[_Unit]:
         wanted: Set[str] = set(names)
+        star = STAR in wanted
         kept = [False] * len(self.units)
         grew = True
         while grew:
             grew = False
             for i, u in enumerate(self.units):
-                if not kept[i] and (u.acts or u.makes & wanted):
+                if not kept[i] and (u.acts or u.makes & wanted or (star and _public(u.makes))):
                     kept[i] = grew = True
                     wanted |= u.mentions
         return [u for u, k in zip(self.units, kept) if k]

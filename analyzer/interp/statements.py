@@ -9,6 +9,7 @@ import libcst as cst
 from ..events import MeshCtx, TypeRecord
 from ..api import as_sequence, get_hook
 from ..project import relative_base
+from ..slices import STAR
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, MeshVal, ProjectModule, QualName,
                       TupleVal, Value, merge_item)
 from ..syntax import compound_blocks, dotted, has_yield
@@ -312,7 +313,8 @@ class StatementsMixin(InterpreterBase):
             base = relative_base(self.module_name, len(small.relative), base, package)
         if isinstance(small.names, cst.ImportStar):
             if self.project is not None and self.project.has_module(base):
-                menv = self.project.module_env(base, self)
+                # what it reads: every public name (slices.STAR), not the whole text
+                menv = self.project.module_env(base, self, looked_up=STAR)
                 if menv is not None:
                     env.vars.update({k: v for k, v in menv.vars.items() if not k.startswith("_")})
             return

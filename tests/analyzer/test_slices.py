@@ -109,3 +109,17 @@ def test_a_shardcheck_or_noqa_comment_anywhere_is_in_every_slice():
 
 def test_a_module_python_cannot_read_has_no_digest():
     assert digest("def f(:\n", "f") is None
+
+
+def test_a_star_import_reads_every_public_name_and_nothing_else():
+    """``from m import *`` (``slices.STAR``): a comment or a private helper no public
+    statement reads is outside what it read; a public definition, new or edited, and
+    ``__all__`` are inside."""
+    from shardcheck.analyzer.slices import STAR
+    text = MODULE + "\n\ndef _private():\n    return 3\n"
+    star = digest(text, STAR)
+    assert digest(text + "# edited\n", STAR) == star
+    assert digest(edited("return 3", "return 4", text), STAR) == star
+    assert digest(edited("return 1", "return 2", text), STAR) != star  # `unrelated` is public
+    assert digest(text + "\ndef added():\n    return 1\n", STAR) != star
+    assert digest(text + "\n__all__ = ['width']\n", STAR) != star

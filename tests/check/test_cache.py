@@ -166,6 +166,29 @@ def test_an_edit_of_a_module_outside_what_its_importer_read_keeps_the_importers_
     assert check(tmp_path, ".")[0] == 0
 
 
+def test_a_star_importer_keeps_its_result_until_a_public_name_changes(tmp_path):
+    """``from helpers import *`` reads every public name of helpers.py (``slices.STAR``),
+    not its whole text: a comment or an edit of a private helper leaves the importer to
+    the cache; a new public name, which the star import may now bind, does not; and the
+    answer is --no-cache's each time."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "main.py").write_text(MAIN.replace("from helpers import SPEC",
+                                                   "from helpers import *"))
+    helpers = HELPERS + "\n\ndef _private():\n    return 1\n"
+    (tmp_path / "helpers.py").write_text(helpers)
+    first = check(tmp_path, ".")
+    assert first[0] == 1 and "SC101" in first[1], first
+    for edit, cached in ((helpers + "# a comment\n", 1),
+                         (helpers.replace("return 1", "return 2"), 1),
+                         (helpers + "\n\ndef added():\n    return 1\n", 0)):
+        (tmp_path / "helpers.py").write_text(edit)
+        staged = check(tmp_path, "helpers.py")
+        assert f"1 file(s) of the project that import them ({cached} from cache)" in staged[2], \
+            (edit, staged)
+        assert staged[:2] == run(["check", "--no-cache", "helpers.py", *IN_PROCESS], tmp_path)[:2]
+        check(tmp_path, ".")  # the whole tree's results stored for the next edit
+
+
 # -- a dependency that changes during the check -------------------------------------------
 def _during_the_check(monkeypatch, owner, attribute, when, edit):
     """Run ``edit()`` once, right after ``owner.attribute`` first returns for a call that
