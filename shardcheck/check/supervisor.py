@@ -77,7 +77,14 @@ def collected_per_file():
     after the file that made them, no later collection looks at them; the collection
     before the freeze looks only at this file's objects (everything older is frozen
     already) and frees its cycles (an interpreted module's functions and their scope), so
-    nothing is leaked into the frozen set. ``run_finished`` unfreezes."""
+    nothing is leaked into the frozen set. Before a run's first file, what the process
+    already held is frozen uncollected: a long-lived process (the test suite, a server)
+    would otherwise have its whole heap traversed at each run's first file.
+    ``run_finished`` unfreezes, and the usual collections then see all of it again."""
+    if not gc.get_freeze_count():
+        # the run's first file in this process: what the process held before it (a test
+        # process's JAX and pytest, a server's own state) is not this run's to traverse
+        gc.freeze()
     saved = gc.get_threshold()
     gc.set_threshold(*IN_FILE_GC_THRESHOLD)
     try:

@@ -70,16 +70,26 @@ def test_a_files_cycles_are_collected_and_what_it_keeps_is_frozen_until_the_run_
     source = tmp_path / "m.py"
     source.write_text("x = 1\n")
     gc.unfreeze()
+    enabled = gc.isenabled()
+    gc.disable()  # no automatic collection meanwhile: only the ones under test
+    older = _Node()
+    older.self = older  # garbage the process held before the run
+    watched_older = weakref.ref(older)
+    del older
     try:
         before = gc.get_freeze_count()
         with supervisor.tuned_collector():
             supervisor.init_worker(Config(root=str(tmp_path)), [str(source)])
             supervisor.check_one(str(source))
             assert watched[0]() is None  # the cycle was collected, not frozen
+            # what the process held before the run is not traversed by the run's files
+            assert watched_older() is not None
             assert gc.get_freeze_count() > before  # what survived is frozen
             assert threshold_inside == [supervisor.IN_FILE_GC_THRESHOLD]
             assert gc.get_threshold() == supervisor.GC_THRESHOLD
         assert gc.get_freeze_count() == 0  # collectable again after the run
+        gc.collect()
+        assert watched_older() is None
         # a worker answering task after task (the language server's): each task's set-up
         # makes what the last one froze collectable
         supervisor.init_worker(Config(root=str(tmp_path)), [str(source)])
@@ -89,3 +99,5 @@ def test_a_files_cycles_are_collected_and_what_it_keeps_is_frozen_until_the_run_
         assert gc.get_freeze_count() == 0
     finally:
         gc.unfreeze()
+        if enabled:
+            gc.enable()
