@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
-from shardcheck.analyzer.dependencies import Dependencies, content_hash, hash_file
+from shardcheck.analyzer.dependencies import UNLISTED, Dependencies, content_hash, hash_file
 from shardcheck.analyzer.ftypes import Finding
 from shardcheck.analyzer.notebooks import is_notebook
 from shardcheck.analyzer.sources import Unreadable, read_source
@@ -158,39 +158,38 @@ class _Existence(Dict[str, bool]):
 
     def __missing__(self, path: str) -> bool:
         path = os.path.abspath(path)
-        names = self._listing(os.path.dirname(path))
-        if names is _UNLISTED:
+        names = self.listing(os.path.dirname(path))
+        if names is UNLISTED:
             got = os.path.exists(path)
         else:
             got = names is not None and os.path.basename(path) in names and os.path.exists(path)
         self[path] = got
         return got
 
-    def _listing(self, d: str) -> Optional[FrozenSet[str]]:
+    def listing(self, d: str) -> Optional[FrozenSet[str]]:
         """The names in directory ``d``, read once: None where there is no directory (a
-        directory whose parent's listing lacks it is not looked at), ``_UNLISTED`` where
+        directory whose parent's listing lacks it is not looked at), ``UNLISTED`` where
         one cannot be listed (its paths are looked at one by one)."""
         if d in self._listings:
             return self._listings[d]
         parent = os.path.dirname(d)
-        above = self._listing(parent) if parent != d else _UNLISTED
+        above = self.listing(parent) if parent != d else UNLISTED
         names: Optional[FrozenSet[str]] = None
-        if above is _UNLISTED or (above is not None and os.path.basename(d) in above):
+        if above is UNLISTED or (above is not None and os.path.basename(d) in above):
             try:
                 names = frozenset(os.listdir(d))
             except (FileNotFoundError, NotADirectoryError):
                 names = None
             except OSError:  # no permission to list: each path is looked at
-                names = _UNLISTED
+                names = UNLISTED
         self._listings[d] = names
         return names
 
 
-# a directory that exists, or may, and cannot be listed
-_UNLISTED: FrozenSet[str] = frozenset({"\0unlisted"})
 
 
 _IMPORTS = "imports.json"  # the imports memo, beside the entries
+_SLICES = "slices.json"  # the slice memo, beside the entries
 
 
 class _ImportsMemo(Dict[str, Tuple[int, int, str, Tuple[str, ...]]]):
@@ -203,6 +202,27 @@ class _ImportsMemo(Dict[str, Tuple[int, int, str, Tuple[str, ...]]]):
         super().__setitem__(key, value)
 
 
+class _SliceMemo(Dict[str, Tuple[str, Dict[str, str]]]):
+    """The slice memo: per project file, the content hash the digests below were taken
+    of, and the digest of each slice of it a run asked for (keyed by its names, joined by
+    NUL). A file's entry is replaced when its content changes."""
+
+    changed = False
+
+    def digest(self, path: str, content: str, names: Tuple[str, ...]) -> Optional[str]:
+        entry = self.get(path)
+        if entry is None or entry[0] != content:
+            return None
+        return entry[1].get("\0".join(names))
+
+    def add(self, path: str, content: str, names: Tuple[str, ...], digest: str) -> None:
+        entry = self.get(path)
+        if entry is None or entry[0] != content:
+            entry = self[path] = (content, {})
+        entry[1]["\0".join(names)] = digest
+        self.changed = True
+
+
 class Cache:
     def __init__(self, directory: str, fingerprint: str):
         self.dir = os.path.join(directory, "v1")
@@ -213,6 +233,7 @@ class Cache:
         self._lines: Dict[str, Optional[int]] = {}  # of the files cached findings are in
         self._imports: Optional[_ImportsMemo] = None
         self._slices: Optional[Any] = None  # slices.SliceDigests, made at first use
+        self._slice_memo: Optional[_SliceMemo] = None  # read at the first slice asked for
 
     @property
     def project_axes_file(self) -> str:
@@ -238,18 +259,19 @@ class Cache:
                                                                tuple(entry[3])))
         return self._imports
 
-    def save_imports_memo(self) -> None:
-        """Write the memo back if this run added to it (atomically; a cache that cannot
-        be written is only slower)."""
-        if self._imports is None or not self._imports.changed:
-            return
-        try:
-            os.makedirs(self.dir, exist_ok=True)
-            _write_atomically(os.path.join(self.dir, _IMPORTS),
-                              json.dumps({p: list(e) for p, e in self._imports.items()
-                                          if os.path.exists(p)}))  # not deleted files
-        except OSError:
-            pass
+    def save_memos(self) -> None:
+        """Write the imports and slice memos back where this run added to them
+        (atomically; a cache that cannot be written is only slower)."""
+        for name, memo in ((_IMPORTS, self._imports), (_SLICES, self._slice_memo)):
+            if memo is None or not memo.changed:
+                continue
+            try:
+                os.makedirs(self.dir, exist_ok=True)
+                _write_atomically(os.path.join(self.dir, name),
+                                  json.dumps({p: list(e) for p, e in memo.items()
+                                              if os.path.exists(p)}))  # not deleted files
+            except OSError:
+                pass
 
     def file_hash(self, path: str) -> Optional[str]:
         """The content hash of a regular file; None if it cannot be read (never blocks
@@ -274,15 +296,41 @@ class Cache:
 
     def slice_digest(self, path: str, names: Tuple[str, ...]) -> Optional[str]:
         """The digest of the slice of ``names`` in the file ``path`` as it is now
-        (``slices``); None where it cannot be read or parsed."""
+        (``slices``); None where it cannot be read or parsed. A digest an earlier run took
+        of the same content and names is read from the slice memo, not computed again
+        (computing one parses the module)."""
         from shardcheck.analyzer.slices import SliceDigests
         try:
             data = read_source(path)
         except Unreadable:
             return None
+        memo = self._read_slice_memo()
+        key, content = os.path.abspath(path), content_hash(data)
+        known = memo.digest(key, content, names)
+        if known is not None:
+            return known
         if self._slices is None:
             self._slices = SliceDigests()
-        return self._slices.digest_of(data, names)
+        digest = self._slices.digest_of(data, names)
+        if digest is not None:
+            memo.add(key, content, names, digest)
+        return digest
+
+    def _read_slice_memo(self) -> _SliceMemo:
+        """The slice memo the last runs left (a missing or corrupt one is empty)."""
+        if self._slice_memo is None:
+            self._slice_memo = _SliceMemo()
+            try:
+                data = json.loads(read_source(os.path.join(self.dir, _SLICES)))
+            except (Unreadable, ValueError, RecursionError):
+                data = None
+            if isinstance(data, dict):
+                for path, entry in data.items():
+                    if isinstance(entry, list) and len(entry) == 2 and \
+                            isinstance(entry[0], str) and isinstance(entry[1], dict) and \
+                            all(isinstance(v, str) for v in entry[1].values()):
+                        dict.__setitem__(self._slice_memo, path, (entry[0], dict(entry[1])))
+        return self._slice_memo
 
     def _lines_of(self, path: str) -> Optional[int]:
         """The line count of a file a cached finding is in (None if it cannot be read),
@@ -315,7 +363,7 @@ class Cache:
             return None
         deps = Dependencies.from_json(entry)
         if deps is None or not deps.hold(self.file_hash, self._exists.__getitem__,
-                                         self.slice_digest):
+                                         self.slice_digest, self._exists.listing):
             return None
         try:
             findings = [Finding.from_json(d) for d in entry["findings"]]
@@ -335,6 +383,8 @@ class Cache:
         # each module the result looked names up in read as the check read it (it hashes
         # the same): the digest of their slice is taken from it now
         deps = deps.with_digests(self.slice_digest)
+        # thousands of absent paths, most under a few missing directories: those are kept
+        deps = deps.collapsed(self._exists.listing)
         key = self._key(path, digest)
         target = self._entry_path(key)
         entry = {"findings": [dict(f.as_json(), in_expected_failure=f.in_expected_failure)

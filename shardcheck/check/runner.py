@@ -95,7 +95,7 @@ def run(files: List[str], config: Config, jobs: Optional[int] = None,
                     f.code in (INTERNAL_ERROR, SKIPPED_FILE) for f in findings):
                 cache.put(path, digest, findings, deps)
     if cache is not None:
-        cache.save_imports_memo()
+        cache.save_memos()
         cache.prune()
     findings = restrict(results, files)
     from .project_checks import project_findings

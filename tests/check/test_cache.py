@@ -189,6 +189,36 @@ def test_a_star_importer_keeps_its_result_until_a_public_name_changes(tmp_path):
         check(tmp_path, ".")  # the whole tree's results stored for the next edit
 
 
+def test_a_slice_digest_an_earlier_run_took_is_read_from_the_slice_memo(tmp_path, monkeypatch):
+    """Storing main.py's result takes the digest of what it read of helpers.py, which
+    parses helpers.py; a later run that stores main.py again (main.py edited) reads that
+    digest from the memo while helpers.py is unchanged, and takes it afresh once it
+    changes. A corrupt memo is an empty one."""
+    from shardcheck.analyzer import slices
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "main.py").write_text(MAIN)
+    (tmp_path / "helpers.py").write_text(HELPERS + "\n\ndef unread():\n    return 1\n")
+    parsed = []
+    real = slices.SliceIndex.__init__
+
+    def counted(self, text):
+        parsed.append(text)
+        real(self, text)
+    monkeypatch.setattr(slices.SliceIndex, "__init__", counted)
+    first = check(tmp_path, ".")
+    assert first[0] == 1 and parsed and (tmp_path / "cache" / "v1" / "slices.json").exists()
+    for n, (helpers, parses) in enumerate(((None, 0), (FIXED, 1), ("corrupt memo", 1))):
+        if helpers == "corrupt memo":
+            (tmp_path / "cache" / "v1" / "slices.json").write_text("{not json")
+        elif helpers is not None:
+            (tmp_path / "helpers.py").write_text(helpers)
+        (tmp_path / "main.py").write_text(MAIN + f"# edit {n}\n")
+        parsed.clear()
+        staged = check(tmp_path, "main.py")
+        assert "(0 from cache)" in staged[2] and len(parsed) == parses, (helpers, staged)
+        assert staged[:2] == run(["check", "--no-cache", "main.py", *IN_PROCESS], tmp_path)[:2]
+
+
 # -- a dependency that changes during the check -------------------------------------------
 def _during_the_check(monkeypatch, owner, attribute, when, edit):
     """Run ``edit()`` once, right after ``owner.attribute`` first returns for a call that
