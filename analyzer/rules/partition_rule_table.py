@@ -1,8 +1,10 @@
+import difflib
 import re
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from ..flax_names import PathNames, missing_word, path_names
 from ..ftypes import ERROR, WARNING, Invalid, Valid
 from ..rule import ShardRule
 from ..syntax import compound_blocks, dotted, string_value, walk
@@ -29,6 +31,40 @@ params = {"wte": {"embedding": jnp.ones((64, 16))},
           "ln_f": {"scale": jnp.ones((16,))}}
 """  # 17 lines
 
+# a Linen model in the file, its parameters as jax.eval_shape(model.init) gives them
+_FLAX_MODEL = MATCHER + """import flax.linen as nn
+
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.Dense(16, name="wq")(x)
+        return nn.Dense(16, name="wo")(x)
+
+
+class Model(nn.Module):
+    def setup(self):
+        self.wte = nn.Embed(64, 16)
+        self.attention = Block()
+
+    def __call__(self, ids):
+        return self.attention(self.wte(ids))
+
+
+def get_partition_rules():
+    return (
+        ("wte/embedding", PS("mp", None)),
+        ("attention/wq/kernel", PS(None, "mp")),
+        ("attention/wo/kernel", PS("mp", None)),
+        (".*", PS(None)),
+    )
+
+
+ids = jax.ShapeDtypeStruct((2, 8), jnp.int32)
+params = jax.eval_shape(Model().init, jax.random.key(0), ids)["params"]
+specs = match_partition_rules(get_partition_rules(), params)
+"""
+
 _SPEC_NAMES = ("jax.sharding.PartitionSpec", "jax.P", "jax.sharding.P",
                "jax.interpreters.pxla.PartitionSpec", "jax.experimental.pjit.PartitionSpec")
 _CATCH_ALL = {"", ".*", ".+", "^.*$", "^.*", ".*$", "(.*)", ".*?", "^(.*)$"}
@@ -48,7 +84,15 @@ class PartitionRuleTable(ShardRule):
     - a regex that does not compile (an error);
     - a rule-table function that builds its table and returns nothing (an error);
     - a rule that can never apply: one after a catch-all (`".*"`), or a regex already
-      written earlier in the table (warnings).
+      written earlier in the table (warnings);
+    - a rule that names no parameter of the Flax modules the same file defines (a
+      warning): a word the regex must match (`attn` in `attn/(wq|wk)/kernel`) that no
+      submodule or parameter name of theirs holds, where the table's other rules name
+      them. The names are read as Flax gives them (the attributes `setup` assigns,
+      `name=`, `self.param("kernel", ...)`, the built-in layers' `kernel`, `bias`,
+      `embedding`, `scale`, numbered names such as `Dense_0` and `layers_0`); a file whose
+      modules take a name from elsewhere (a layer of another file or library, a
+      `name=` computed at run time) is not read.
 
     ## Why is this bad?
     The matcher unpacks each entry into two names and passes the first to `re.search`:
@@ -59,7 +103,8 @@ class PartitionRuleTable(ShardRule):
     matcher raises `TypeError: 'NoneType' object is not iterable`. A rule after a
     catch-all never matches anything, so the parameters it was written for silently
     get the catch-all's spec (usually replicated): the program runs, with more memory
-    per device than intended.
+    per device than intended. So do the parameters of a rule whose names are not the
+    model's (a submodule renamed, `attention` written `attn`).
 
     ## Example
     ```python
@@ -99,7 +144,7 @@ def get_partition_rules():
     )
 
 specs = match_partition_rules(get_partition_rules(), params)
-""")]
+"""), Valid(_FLAX_MODEL)]
     INVALID = [
         Invalid(_MATCHER + """\
 def get_partition_rules():
@@ -131,6 +176,9 @@ RULES = (
 specs = match_partition_rules(RULES, params)
 """, line=21, message="never applies", jax_outcome="wrong-result",
             witness='assert specs["attn"]["wq"]["kernel"] == PS(None, "mp")\n'),
+        Invalid(_FLAX_MODEL.replace('"attention/wq/kernel"', '"attn/wq/kernel"'), line=36,
+                message="named with `attn` (`attention`?)", jax_outcome="wrong-result",
+                witness='assert specs["attention"]["wq"]["kernel"] == PS(None, "mp")\n'),
     ]
 
     def check(self, ctx):
@@ -139,9 +187,14 @@ specs = match_partition_rules(RULES, params)
         if not names:
             return
         functions: List[cst.FunctionDef] = []
+        modules: List[Optional[PathNames]] = []  # the file's Flax modules' names, read once
         for value in _statement_values(module.body, functions):
             if isinstance(value, (cst.Tuple, cst.List)) and _is_table(value, names):
                 yield from self._table(value, names)
+                if not modules:
+                    modules.append(path_names(module))
+                if modules[0] is not None:
+                    yield from self._unmatched(value, names, modules[0])
         for fn in functions:
             dropped = _dropped_table(fn, names)
             if dropped is not None:
@@ -151,6 +204,30 @@ specs = match_partition_rules(RULES, params)
                     "returns None, and a matcher that walks the rules (`for rule, ps in rules`) "
                     "raises TypeError (\"'NoneType' object is not iterable\"). Return the table.",
                     ERROR, related=[(fn.name, "the function")])
+
+    def _unmatched(self, table, names, modules: PathNames):
+        """Rules that name no parameter of the file's Flax modules, where the table
+        evidently speaks of them: more of its rules name their own submodules than not."""
+        pairs = [p for p in (_pair(e.value, names) for e in table.elements) if p is not None]
+        read = [(regex, node) + _matching(regex, modules) for regex, node in pairs
+                if _compiles(regex)]
+        missing = [(regex, node, word) for regex, node, word, _ in read if word is not None]
+        speaking = sum(1 for _, _, word, own in read if word is None and own)
+        if not missing or speaking < 2 or speaking <= len(missing):
+            return
+        classes = ", ".join(f"`{c}`" for c in sorted(modules.classes)[:4]) + (
+            ", ..." if len(modules.classes) > 4 else "")
+        for regex, node, word in missing:
+            shown = re.search(r"\w*" + re.escape(word) + r"\w*", regex)
+            shown_word = shown.group(0) if shown else word
+            close = difflib.get_close_matches(shown_word, sorted(modules.own), n=1)
+            hint = f" (`{close[0]}`?)" if close else ""
+            yield self.report(
+                node, f"the rule {regex!r} matches no parameter of this file's Flax modules "
+                f"({classes}): no submodule or parameter of theirs is named with "
+                f"`{shown_word}`{hint}, so the parameters it was written for fall through to a "
+                "later rule (or to none, and the matcher raises). Use the module's name.",
+                WARNING)
 
     def _table(self, table, names):
         seen: Dict[str, cst.CSTNode] = {}
@@ -183,6 +260,14 @@ specs = match_partition_rules(RULES, params)
             seen.setdefault(regex, node)
             if regex in _CATCH_ALL and catch_all is None:
                 catch_all = node
+
+
+def _matching(regex: str, names: PathNames) -> Tuple[Optional[str], bool]:
+    """(a word of ``regex`` no name of the modules holds, whether a word of it is one of
+    the modules' own names rather than a generic key such as ``kernel``)."""
+    word = missing_word(regex, names.holds)
+    own = missing_word(regex, lambda w: not any(w in n for n in names.own)) is not None
+    return word, own
 
 
 def _statement_values(body, functions: List[cst.FunctionDef]) -> Iterator[cst.BaseExpression]:
@@ -220,6 +305,14 @@ def _imports(body) -> Iterator[cst.CSTNode]:
         elif isinstance(stmt, (cst.If, cst.Try)):
             for inner in _bodies(stmt):
                 yield from _imports(inner)
+
+
+def _compiles(regex: str) -> bool:
+    try:
+        re.compile(regex)
+    except re.error:
+        return False
+    return True
 
 
 def _spec_names(module: cst.Module) -> Set[str]:
