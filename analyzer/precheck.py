@@ -49,6 +49,7 @@ TRIGGERS = (
     "pbroadcast", "pshuffle", "pswapaxes", "pvary", "psend", "precv", "axis_index",
     "axis_size",  # the collectives
     "pjit", "xmap", "maps", "thread_resources",  # legacy APIs (deprecated or removed)
+    "gda_serialization", "global_device_array",  # GlobalDeviceArray's, removed
     "device_put", "axistype", "typeof",
     "logical",  # Flax: logical_axis_rules, with_logical_constraint, logical_to_mesh_axes
     "axis_rules", "_with_axes",  # flax.linen.partitioning's t5x-style names

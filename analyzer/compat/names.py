@@ -92,6 +92,16 @@ HISTORY: Dict[str, Deprecation] = {
         "jax.sharding.Mesh or jax.make_mesh", "jax.experimental.maps was removed in JAX 0.4.31",
         removed_in="0.4.31", deprecated_in="0.4.1",
         source="JAX changelog: deprecated in 0.4.1, the module removed with xmap in 0.4.31"),
+    "jax.experimental.gda_serialization": Deprecation(
+        "jax.experimental.array_serialization", "jax.experimental.gda_serialization was "
+        "deprecated in JAX 0.4.9 and renamed jax.experimental.array_serialization (its "
+        "functions take a jax.Array's sharding, not a GlobalDeviceArray's mesh and axes)",
+        deprecated_in="0.4.9",
+        source="JAX changelog, 0.4.9; JAX 0.10.2 raises ModuleNotFoundError"),
+    "jax.experimental.global_device_array": Deprecation(
+        "jax.Array (jax.make_array_from_callback)", "GlobalDeviceArray was removed when "
+        "jax.Array replaced it (JAX 0.4.1 made jax.Array the default)",
+        source="JAX changelog, 0.4.1; JAX 0.10.2 raises ModuleNotFoundError"),
     MESH_ENTER: Deprecation(
         "with jax.set_mesh(mesh):", "a Mesh as context manager is deprecated; it also sets "
         "the mesh only for pjit-style Auto sharding",
@@ -115,7 +125,8 @@ HISTORY: Dict[str, Deprecation] = {
 
 
 # The entries of HISTORY that are modules: every name in them goes with them.
-MODULES = frozenset({"jax.experimental.maps"})
+MODULES = frozenset({"jax.experimental.maps", "jax.experimental.gda_serialization",
+                     "jax.experimental.global_device_array"})
 
 
 def pick(*names: str) -> Dict[str, Deprecation]:

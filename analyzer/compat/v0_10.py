@@ -18,7 +18,8 @@ DEPRECATED = ("jax.experimental.shard_map.shard_map", "jax.experimental.pjit.pji
 REMOVED = ("jax.lax.pvary", "jax.device_put_replicated", "jax.device_put_sharded",
            "jax.sharding.use_mesh", "jax.sharding.PositionalSharding",
            "jax.experimental.maps.xmap", "jax.experimental.maps.Mesh", "jax.experimental.maps",
-           "jax.experimental.pjit.with_sharding_constraint")
+           "jax.experimental.pjit.with_sharding_constraint",
+           "jax.experimental.gda_serialization", "jax.experimental.global_device_array")
 
 PROFILE = JaxProfile(
     version="0.10",

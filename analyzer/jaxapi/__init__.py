@@ -19,6 +19,7 @@ from . import optax_losses as optax_losses
 from . import placement as placement
 from . import pytrees as pytrees
 from . import runtime_layer as runtime_layer
+from . import serialization as serialization
 from . import shard_map as shard_map
 from . import sites as sites  # after the handlers: it observes their calls
 from . import specs as specs

@@ -56,8 +56,10 @@ class DeprecatedApi(ShardRule):
     from 0 to 1 positional arguments`), and removed keyword arguments: pjit's and jit's
     `in_axis_resources=`/`out_axis_resources=` (deleted in JAX 0.4.14; now
     `in_shardings=`/`out_shardings=`) and `with_sharding_constraint`'s
-    `axis_resources=` (now `shardings=`); JAX raises `TypeError: ... got an unexpected
-    keyword argument`, and the fix renames them.
+    `axis_resources=` (now `shardings=`), and array serialization's
+    `async_deserialize(in_sharding=...)` (`in_type=` since JAX 0.6.1, which checkpoint
+    helpers written for older JAX still pass); JAX raises `TypeError: ... got an
+    unexpected keyword argument`, and the fix renames them.
 
     A removed API used only where the code first asks for it (`if hasattr(jax.sharding,
     "use_mesh"):`, a version check, `try: ... except ImportError:`) is not reported.
@@ -196,6 +198,20 @@ s = PositionalSharding(jax.devices()).reshape(8, 1)
         Invalid("""from jax.experimental import maps
 mesh = maps.Mesh(None, ("data",))
 """, line=1, message="jax.shard_map", jax_error="cannot import name 'maps'"),
+        Invalid("""import jax
+from jax.experimental.gda_serialization import serialization
+""", line=2, message="jax.experimental.array_serialization",
+            jax_error="No module named 'jax.experimental.gda_serialization'"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.experimental.array_serialization import serialization
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+spec = serialization.get_tensorstore_spec("/tmp/checkpoint/w")
+restore = serialization.async_deserialize(
+    in_sharding=NamedSharding(mesh, P("data")), tensorstore_spec=spec, global_shape=(8, 16),
+    dtype=jnp.float32)
+""", line=8, message="in_type=", jax_error="unexpected keyword argument 'in_sharding'"),
         Invalid("""import jax
 from jax.sharding import NamedSharding, PartitionSpec as P
 mesh = jax.make_mesh((8,), ("data",))
@@ -343,6 +359,7 @@ _RENAMED_KEYWORDS = {
     "in_axis_resources": ("in_shardings", "JAX 0.4.14 deleted the old name"),
     "out_axis_resources": ("out_shardings", "JAX 0.4.14 deleted the old name"),
     "axis_resources": ("shardings", "deprecated in February 2023, since removed"),
+    "in_sharding": ("in_type", "JAX 0.6.1 renamed it"),  # array serialization's deserialize
 }
 
 

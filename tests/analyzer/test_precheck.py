@@ -125,7 +125,11 @@ NEUTRAL_FAMILIES = {"arrays", "constructors", "transforms", "jit", "control_flow
                     "flax_nnx",
                     # Linen's layers and init/apply place nothing by themselves; the
                     # boxing of their parameters is ``logical``'s vocabulary
-                    "flax_linen"}
+                    "flax_linen",
+                    # array serialization places nothing; what is checked there is the
+                    # renamed keyword in_sharding=, which spells the vocabulary
+                    # (test_array_serialization_is_analysed_by_its_renamed_keyword)
+                    "serialization"}
 
 
 def _modelled():
@@ -171,6 +175,13 @@ def test_nnx_variables_are_analysed_by_their_sharding_keywords():
     assert set(NNX_VARIABLES) == _BY_KEYWORD
     assert all(precheck.spells_sharding_api(f"p = nnx.Param(w, {k}=s)\n")
                for k in NNX_SHARDING_KEYS)
+
+
+def test_array_serialization_is_analysed_by_its_renamed_keyword():
+    from shardcheck.analyzer.jaxapi.serialization import RENAMED_KEYWORDS
+    for old in RENAMED_KEYWORDS:
+        code = f"restore = serialization.async_deserialize({old}=s, tensorstore_spec=t)\n"
+        assert precheck.spells_sharding_api(code) and relevance.spells(old), old
 
 
 def test_nnx_sharding_names_trigger():

@@ -1,0 +1,27 @@
+"""JAX's array serialization (``jax.experimental.array_serialization.serialization``),
+read for the arguments JAX renamed: ``async_deserialize(in_sharding=...)`` is
+``in_type=`` since JAX 0.6.1 (an older checkpointing helper passes the old name, and JAX
+raises TypeError when the coroutine is made). ``analyzer/rules/deprecated_api.py`` words
+the finding."""
+
+from __future__ import annotations
+
+from ..api import ApiCall, ApiContext, models
+from ..events import ApiUse
+from ..syntax import keyword_argument
+from ..values import UNKNOWN, Value
+
+MODULE = "jax.experimental.array_serialization.serialization"
+# keyword arguments JAX renamed -> their names today
+RENAMED_KEYWORDS = {"in_sharding": "in_type"}
+
+
+@models(f"{MODULE}.async_deserialize")
+def async_deserialize(it: ApiContext, c: ApiCall) -> Value:
+    for old in RENAMED_KEYWORDS:
+        arg = c.args.kw.get(old)
+        if arg is not None:
+            keyword = keyword_argument(c.node, old)
+            it.record("api_uses", ApiUse(c.name, arg.node or c.node, "keyword", old,
+                                         keyword.keyword if keyword is not None else None))
+    return UNKNOWN
