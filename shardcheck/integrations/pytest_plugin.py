@@ -6,7 +6,11 @@
   cache, the per-file budgets, and the project files that import them analysed too), and
   each item reports the findings placed in its file, and those its file's calls place
   in a module no item checks (``[tool.shardcheck]`` from the rootdir's pyproject.toml
-  applies; warnings are listed, not failed).
+  applies). Warnings do not fail the item: each is a ``ShardcheckWarning``, which pytest
+  lists in its warnings summary (``-W error::shardcheck.integrations.pytest_plugin.
+  ShardcheckWarning`` fails on them). So is every YAML/JSON sharding config it meets (a
+  file holding ``mesh_axes``, ``logical_axis_rules``, ...): its item reports the config's
+  findings (SC113), as ``shardcheck check CONFIG`` gives them.
 - ``--shardcheck-packages=pkg[,pkg2]``: functions of those packages whose parameters or
   return are annotated ``Sharded[...]`` are wrapped in ``sharding_types.check_shardings``
   as they are imported (as jaxtyping's import hook does), so the test suite checks
@@ -25,6 +29,7 @@ import importlib.machinery
 import inspect
 import os
 import sys
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 import pytest
@@ -69,9 +74,15 @@ def _jax_started() -> bool:
 def pytest_collect_file(file_path: Any, parent: Any) -> Optional[Any]:
     if not parent.config.getoption("shardcheck"):
         return None
-    if file_path.suffix not in (".py", ".ipynb"):
+    if file_path.suffix not in (".py", ".ipynb") and not _sharding_config(str(file_path)):
         return None
     return ShardcheckFile.from_parent(parent, path=file_path)
+
+
+def _sharding_config(path: str) -> bool:
+    """A YAML/JSON file that may hold a sharding config, as ``check`` finds them."""
+    from shardcheck.check.discovery import _holds_sharding_config, is_config_file
+    return is_config_file(path) and _holds_sharding_config(path)
 
 
 class ShardcheckFile(pytest.File):
@@ -85,6 +96,10 @@ class ShardcheckFailure(Exception):
         self.lines = lines
 
 
+class ShardcheckWarning(UserWarning):
+    """A warning-level shardcheck finding: listed in pytest's warnings summary."""
+
+
 class ShardcheckItem(pytest.Item):
     def runtest(self) -> None:
         from shardcheck.output.findings import text
@@ -94,6 +109,10 @@ class ShardcheckItem(pytest.Item):
         findings = found.get(os.path.abspath(self.path), [])
         if any(f.severity == "error" for f in findings):
             raise ShardcheckFailure(text(findings, 1).splitlines())
+        for f in findings:  # placed at the finding's line, as pytest lists warnings
+            warnings.warn_explicit(
+                ShardcheckWarning(f"{f.code} {f.severity}: {f.message} [{f.name}]"),
+                ShardcheckWarning, f.filename, f.row)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, ShardcheckFailure):
@@ -113,15 +132,20 @@ def _session_findings(session: Any) -> Union[Dict[str, list], str]:
     the first item that runs): a file's answer depends on the project files that import
     it, which a run per item would analyse again for each."""
     if _FINDINGS not in session.stash:
-        files = [str(item.path) for item in session.items if isinstance(item, ShardcheckItem)]
-        session.stash[_FINDINGS] = _check(files, str(session.config.rootpath))
+        paths = [str(item.path) for item in session.items if isinstance(item, ShardcheckItem)]
+        from shardcheck.check.discovery import is_config_file
+        files = [p for p in paths if not is_config_file(p)]
+        configs = [p for p in paths if is_config_file(p)]
+        session.stash[_FINDINGS] = _check(files, str(session.config.rootpath), configs)
     return session.stash[_FINDINGS]
 
 
-def _check(files: List[str], root: str) -> Union[Dict[str, list], str]:
-    """``shardcheck check FILES``'s findings (the config from ``root``), each kept for the
-    item of the file it is placed in; one placed in a module no item checks goes to the
-    item whose file's call caused it (its notes name the call); or the config error."""
+def _check(files: List[str], root: str,
+           configs: Sequence[str] = ()) -> Union[Dict[str, list], str]:
+    """``shardcheck check FILES CONFIGS``'s findings (the config from ``root``), each kept
+    for the item of the file it is placed in; one placed in a module no item checks goes
+    to the item whose file's call caused it (its notes name the call); or the config
+    error. ``configs``: the YAML/JSON sharding configs collected (``config_checks``)."""
     from shardcheck.check import cache as cachemod
     from shardcheck.check import config as cfgmod
     from shardcheck.check import runner
@@ -131,12 +155,18 @@ def _check(files: List[str], root: str) -> Union[Dict[str, list], str]:
     except cfgmod.ConfigError as e:
         return f"shardcheck: config error: {e}"
     cache_dir = cfg.cache_dir or cachemod.default_dir(cfg.root if cfg.source else None, root)
-    configs: List[str] = []
-    project = project_files(cfg, files, configs=configs)
-    result = runner.run(files, cfg, cache_dir=cache_dir, project_files=project,
-                        config_files=configs)
+    project_configs: List[str] = []
+    project = project_files(cfg, files or [root], configs=project_configs)
+    found: list = []
+    if files:
+        found = runner.run(files, cfg, cache_dir=cache_dir, project_files=project,
+                           config_files=project_configs).findings
+    if configs:
+        from shardcheck.check.project_checks import config_findings
+        found += config_findings(list(configs), cfg, project if project is not None else files)
+    files = list(files) + list(configs)
     by_file: Dict[str, list] = {os.path.abspath(f): [] for f in files}
-    for finding in result.findings:
+    for finding in found:
         where = os.path.abspath(finding.filename)
         if where not in by_file:
             callers = [os.path.abspath(r.filename) for r in reversed(finding.related)]

@@ -167,3 +167,36 @@ def test_an_item_alone_gets_the_axes_of_the_projects_meshes(tmp_path):
     r = _pytest(tmp_path, "--shardcheck", "model.py")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "model.py:7:63: SC114" in r.stdout and "Did you mean 'model'?" in r.stdout
+
+
+def test_a_sharding_config_is_an_item_and_its_warnings_are_listed(tmp_path):
+    """A YAML sharding config pytest meets is checked as `shardcheck check CONFIG` checks
+    it: its SC113 warning is in pytest's warnings summary, the item passes, and
+    `-W error::...ShardcheckWarning` fails it. A YAML file that holds no sharding config
+    is no item."""
+    (tmp_path / "pyproject.toml").write_text("[tool.shardcheck]\n")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "base.yml").write_text(
+        "mesh_axes: ['data', 'model']\nlogical_axis_rules: [['embed', 'modle']]\n")
+    (tmp_path / "configs" / "data.yml").write_text("paths: ['a', 'b']\n")
+    r = _pytest(tmp_path, "--shardcheck", "-rA", "configs")
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+    assert "configs/base.yml:2: ShardcheckWarning: SC113 warning" in r.stdout, r.stdout
+    assert "data.yml" not in r.stdout
+    r = _pytest(tmp_path, "--shardcheck", "configs", "-W",
+                "error::shardcheck.integrations.pytest_plugin.ShardcheckWarning")
+    assert r.returncode == 1 and "1 failed" in r.stdout and "SC113" in r.stdout, r.stdout
+    (tmp_path / "configs" / "base.yml").write_text(
+        "mesh_axes: ['data', 'model']\nlogical_axis_rules: [['embed', 'model']]\n")
+    r = _pytest(tmp_path, "--shardcheck", "configs", "-W",
+                "error::shardcheck.integrations.pytest_plugin.ShardcheckWarning")
+    assert r.returncode == 0 and "1 passed" in r.stdout and "SC113" not in r.stdout, r.stdout
+
+
+def test_a_python_files_warning_is_listed_not_failed(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.shardcheck]\n")
+    (tmp_path / "old.py").write_text(
+        "import jax\nfrom jax.experimental.pjit import pjit\n\nf = pjit(lambda a: a)\n")
+    r = _pytest(tmp_path, "--shardcheck", "old.py")
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+    assert "old.py:2: ShardcheckWarning: SC401 warning" in r.stdout, r.stdout
