@@ -8,7 +8,9 @@ IPython syntax is not Python: a line magic (``%timeit f()``), a shell escape
 language (``%%bash``, ``%%writefile``, ...) blanks the whole cell, while ``%%time`` and
 its kin keep the Python that follows. A cell with top-level ``await`` (IPython awaits it)
 is read without the ``await``s; a cell Python cannot compile is left out, as Jupyter
-fails it alone. Each line of the module maps back to its cell
+fails it alone. A ``from __future__ import`` that opens a later cell (valid there: IPython
+compiles each cell alone) becomes ``pass``, since the joined module allows one only at its
+start. Each line of the module maps back to its cell
 (numbered as Jupyter shows them, markdown cells included) and its line in that cell.
 """
 
@@ -25,6 +27,7 @@ SUFFIX = ".ipynb"
 # cell magics whose body is Python (IPython's own): the rest run other languages
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "px"}
 _AWAIT = re.compile(r"\bawait\s+")
+_FUTURE = re.compile(r"from\s+__future__\s+import\b")
 _IPYTHON_LINE = re.compile(r"^\s*(?:[%!]|\w[\w.\[\]]*\?{1,2}\s*$)|^\s*[\w.,\s]+=\s*[%!]")
 
 
@@ -55,6 +58,7 @@ def python_of(data: bytes, broken: Optional[List[Tuple[int, int, int, str]]] = N
         return "", []
     lines: List[str] = []
     where: List[Tuple[int, int]] = []
+    code_before = False  # a statement is in the module already: no __future__ import now
     for index, cell in enumerate(nb["cells"], 1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -71,12 +75,32 @@ def python_of(data: bytes, broken: Optional[List[Tuple[int, int, int, str]]] = N
             python = [""] * len(python)
             if problem[2] and broken is not None:
                 broken.append((index, problem[0], problem[1], problem[2]))
+        elif code_before:
+            python = _without_future_imports(python)
+        code_before = code_before or any(
+            line.strip() and not line.lstrip().startswith("#") for line in python)
         for row, line in enumerate(python, 1):
             lines.append(line)
             where.append((index, row))
         lines.append("")
         where.append((index, len(cell_lines) + 1))
     return "\n".join(lines) + "\n", where
+
+
+def _without_future_imports(lines: List[str]) -> List[str]:
+    """A compiling cell's top-level ``from __future__ import ...`` statements as ``pass``
+    (each line of a parenthesised one)."""
+    out, open_paren = [], False
+    for line in lines:
+        if open_paren:
+            out.append("")
+            open_paren = ")" not in line
+        elif _FUTURE.match(line):
+            out.append("pass")
+            open_paren = "(" in line and ")" not in line
+        else:
+            out.append(line)
+    return out
 
 
 def _compiles(lines: List[str]) -> Optional[Tuple[int, int, str]]:

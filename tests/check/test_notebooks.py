@@ -53,6 +53,21 @@ def test_a_finding_is_located_by_cell_and_line():
     assert f.as_json()["cell"] == 5
 
 
+def test_a_future_import_that_opens_a_later_cell_is_no_syntax_error():
+    """IPython compiles each cell alone, so `from __future__ import ...` may open any
+    cell (penzai's notebooks do); the joined module allows it only at its start. The
+    first cell keeps its own, and findings after it are still found."""
+    nb = _nb(("code", "from __future__ import annotations\nimport jax\n"),
+             ("code", "mesh = jax.make_mesh((2, 4), ('data', 'model'))\n"),
+             ("code", "from __future__ import (annotations,\n    division)\n"
+                      "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+                      "s = NamedSharding(mesh, P('modle'))\n"))
+    text, _ = python_of(nb)
+    assert text.splitlines()[0] == "from __future__ import annotations"
+    compile(text, "nb", "exec")
+    assert [(f.code, f.cell, f.row) for f in check_source(nb, "demo.ipynb")] == [("SC101", 3, 4)]
+
+
 def test_what_is_not_a_python_notebook():
     assert python_of(_nb(("code", "x <- 1\n"), language="R")) == ("", [])
     with pytest.raises(NotANotebook, match="not JSON"):
