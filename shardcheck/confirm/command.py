@@ -14,9 +14,19 @@ if TYPE_CHECKING:
 
 
 def confirm_command(args: argparse.Namespace) -> int:
+    import importlib.util
     import json
 
     from shardcheck.check import config as cfgmod
+    try:  # the programs run under this Python
+        has_jax = importlib.util.find_spec("jax") is not None
+    except (ImportError, ValueError):
+        has_jax = False
+    if not has_jax:
+        print("shardcheck: confirm runs the programs under JAX, which this Python "
+              f"({sys.executable}) does not have: install shardcheck with its jax extra "
+              "(pip install 'shardcheck[jax]') or JAX itself", file=sys.stderr)
+        return 2
     if args.devices is not None and args.devices < 1:
         print("shardcheck: --devices must be at least 1", file=sys.stderr)
         return 2

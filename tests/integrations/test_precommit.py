@@ -50,8 +50,9 @@ def _user_repo(tmp_path, project=None):
 
 @contextlib.contextmanager
 def _daemon_dir(env):
-    """The hooks run ``check --daemon``: their daemons go to a private directory of the
-    test's (a short path: Unix socket paths are short), stopped when the test ends."""
+    """A hook given ``args: [--daemon]`` (or one that started a daemon by mistake): its
+    daemons go to a private directory of the test's (a short path: Unix socket paths are
+    short), stopped when the test ends."""
     directory = tempfile.mkdtemp(prefix="scd-")
     env["SHARDCHECK_DAEMON_DIR"] = directory
     env.pop("SHARDCHECK_DAEMON", None)
@@ -136,8 +137,17 @@ def _local_hook(tmp_path, hook_id, project=None, **overrides):
     return repo, env, script, run
 
 
-def test_pre_commit_runs_the_hook_as_declared(tmp_path):
-    _, env, script, hook = _local_hook(tmp_path, "shardcheck")
+def test_pre_commit_runs_the_hook_as_declared_in_its_own_process(tmp_path):
+    """The hooks run in-process by default: a commit leaves no process behind (a
+    daemon's start writes its log beside its socket before it runs: none is there)."""
+    _, env, _, hook = _local_hook(tmp_path, "shardcheck")
+    with _daemon_dir(env) as directory:
+        _assert_fails_on_bad_and_passes_on_good(hook)
+        assert os.listdir(directory) == []
+
+
+def test_a_hook_given_daemon_is_served_by_one(tmp_path):
+    _, env, script, hook = _local_hook(tmp_path, "shardcheck", args=["--daemon"])
     with _daemon_dir(env):
         # the first run finds no daemon: it checks in-process and starts one
         _assert_fails_on_bad_and_passes_on_good(hook)
@@ -147,11 +157,10 @@ def test_pre_commit_runs_the_hook_as_declared(tmp_path):
         assert _served(script, env) == before + 2
 
 
-def test_a_hook_with_no_daemon_runs_in_its_own_process(tmp_path):
+def test_a_hook_given_no_daemon_runs_in_its_own_process(tmp_path):
     _, env, _, hook = _local_hook(tmp_path, "shardcheck", args=["--no-daemon"])
     with _daemon_dir(env) as directory:
         _assert_fails_on_bad_and_passes_on_good(hook)
-        # a daemon's start writes its log beside its socket before it runs: none was started
         assert os.listdir(directory) == []
 
 
