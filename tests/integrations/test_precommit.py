@@ -4,8 +4,9 @@ repository; it fails on a file with a finding and passes on a clean one.
 The default run gives pre-commit the hook exactly as the manifest declares it, with the
 installed ``shardcheck`` standing in for the environment pre-commit would build
 (``language: system``). The slow test (``-m slow``; CI runs it) is the whole thing:
-``pre-commit try-repo`` installs shardcheck from this checkout into its own
-environment (a real, non-editable install, with JAX) and runs the hook from there.
+pre-commit installs shardcheck from a snapshot of this checkout into its own
+environment (a real, non-editable install, without JAX: under 60 MB) and runs the hook
+from there, leaving no process behind.
 """
 
 import contextlib
@@ -168,15 +169,38 @@ def test_a_hook_given_no_daemon_runs_in_its_own_process(tmp_path):
 @pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs this project as a git checkout")
 def test_pre_commit_hook(tmp_path):
     repo, env, git = _user_repo(tmp_path)
+    # this checkout as it is now (uncommitted changes too), as a repository of one commit
+    snapshot = tmp_path / "shardcheck_repo"
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for rel in filter(None, listed.split("\0")):
+        if (ROOT / rel).is_file():
+            (snapshot / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, snapshot / rel)
+    run = dict(cwd=snapshot, check=True, capture_output=True, env=env)
+    subprocess.run(["git", "init", "-q"], **run)
+    subprocess.run(["git", "add", "-A"], **run)
+    subprocess.run(["git", "-c", "user.email=t@t", "commit", "-q", "-m", "snapshot"], **run)
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=snapshot, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    config = {"repos": [{"repo": str(snapshot), "rev": rev, "hooks": [{"id": "shardcheck"}]}]}
+    (repo / ".pre-commit-config.yaml").write_text(json.dumps(config))
     git("add", ".")
 
     def hook(*files):
-        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(ROOT),
-                               "shardcheck", "--files", *files], cwd=repo, capture_output=True,
-                              text=True, env=env, timeout=900)
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "shardcheck",
+                               "--files", *files], cwd=repo, capture_output=True, text=True,
+                              env=env, timeout=900)
 
-    with _daemon_dir(env):
+    with _daemon_dir(env) as directory:
         _assert_fails_on_bad_and_passes_on_good(hook)
+        assert os.listdir(directory) == []  # no daemon was started
+    (environment,) = (tmp_path / "pc_home").glob("repo*/py_env-*")
+    site = list(environment.glob("lib/python*/site-packages")) or \
+        list(environment.glob("Lib/site-packages"))
+    assert site and not (site[0] / "jax").exists() and not (site[0] / "jaxlib").exists()
+    size = sum(f.stat().st_size for f in environment.rglob("*") if f.is_file() and not f.is_symlink())
+    assert size < 60 * 2**20, f"the hook's environment holds {size / 2**20:.1f} MiB"
 
 
 def test_the_fix_hook_rewrites_legacy_spellings_and_pre_commit_reports_the_change(tmp_path):
