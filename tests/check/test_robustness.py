@@ -356,8 +356,7 @@ def test_force_exclude_applies_exclude_to_named_files(tmp_path):
 def test_the_pre_commit_hook_uses_force_exclude():
     hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
     entry = next(line for line in hooks.splitlines() if line.strip().startswith("entry:"))
-    assert entry.split(":", 1)[1].split() == ["shardcheck", "check", "--force-exclude",
-                                              "--daemon"]
+    assert entry.split(":", 1)[1].split() == ["shardcheck", "check", "--force-exclude"]
     # pre-commit names the repo's own examples/broken/ files: the hook passes them
     broken = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples/broken").glob("*.py"))
     code, out, _ = run(["check", "--force-exclude", "--no-cache", *broken[:3]], ROOT)
@@ -629,8 +628,9 @@ def test_shardcheck_passes_on_its_own_repository(tmp_path):
     assert code == 0, out + err
 
 
-# -- the README's promises, as written -----------------------------------------------------
-README = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+# -- the docs' promises, as written -------------------------------------------------------
+README = " ".join(" ".join(p.read_text(encoding="utf-8") for p in
+                           [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]).split())
 
 
 def test_readme_a_named_path_is_always_checked(tmp_path):

@@ -204,7 +204,7 @@ def _user_env() -> dict:
 def _assert_plugin_reported(out: str) -> None:
     assert 'module named "sharding_types"' not in out, (
         "mypy cannot find sharding_types through this install; reinstall with the "
-        "README's command 1 (pip install -e .)\n" + out)
+        "README's command 1 (pip install -e '.[jax]')\n" + out)
     assert WRONG_ARGUMENT.search(out), out
     assert "prog.py:10: note: Revealed type is \"Literal['float32[8@model,4]']?\"" in out, out
 
