@@ -80,3 +80,25 @@ def concise_check(monkeypatch, capsys):
             main(["check", "--no-cache", "--output-format", "concise", *paths])
         return [line for line in capsys.readouterr().out.splitlines() if code in line]
     return check
+
+
+# A test of a version profile other than the installed JAX's skips (test_compat): the
+# `-ra` summary shows them as one line, not one per profile and test location.
+_OTHER_PROFILE = "; the installed JAX is "
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # around the summary pytest prints
+def pytest_terminal_summary(terminalreporter):
+    skipped = terminalreporter.stats.get("skipped", [])
+    other = [r for r in skipped if _OTHER_PROFILE in str(getattr(r, "longrepr", ""))]
+    if other:
+        terminalreporter.stats["skipped"] = [r for r in skipped if r not in other]
+    yield
+    if other:
+        terminalreporter.stats["skipped"] = skipped  # the final count still has them
+        reasons = {str(r.longrepr[-1]) if isinstance(r.longrepr, tuple) else "" for r in other}
+        versions = sorted({why.split("profile ", 1)[-1].split(";", 1)[0] for why in reasons})
+        installed = next(iter(reasons)).rsplit(_OTHER_PROFILE, 1)[-1]
+        terminalreporter.write_line(
+            f"SKIPPED [{len(other)}] tests of other JAX versions' profiles "
+            f"({', '.join(versions)}): the installed JAX is {installed}")
