@@ -38,6 +38,17 @@ def test_no_input_is_pasted_into_a_script():
         assert "${{" not in step.get("run", ""), step["name"]
 
 
+def test_third_party_actions_are_pinned_by_commit():
+    """A tag can be moved to other code; a commit cannot. Each pin names its release."""
+    text = (ROOT / "action.yml").read_text()
+    uses = [step["uses"] for step in _action()["runs"]["steps"] if "uses" in step]
+    assert uses
+    for use in uses:
+        _, _, ref = use.partition("@")
+        assert re.fullmatch(r"[0-9a-f]{40}", ref), use
+        assert re.search(re.escape(use) + r"  # v\d+\.\d+\.\d+\n", text), use
+
+
 def test_the_action_is_a_composite_action_with_documented_inputs():
     action = _action()
     assert action["runs"]["using"] == "composite"
