@@ -36,6 +36,9 @@ def check_command(args: argparse.Namespace) -> int:
     if usage:
         print(f"shardcheck: {usage}", file=sys.stderr)
         return 2
+    if getattr(args, "watch", False):
+        from shardcheck.check.watch import watch
+        return watch(args, check_command)
     cfg = _config(args, args.stdin_filename if stdin and args.stdin_filename else paths[0])
     if cfg is None:
         return 2
@@ -144,6 +147,15 @@ def _usage_problem(args: argparse.Namespace, paths: List[str], stdin: bool) -> s
     if stdin and (args.fix or args.diff or args.add_noqa or args.write_baseline):
         return ("--fix/--diff/--add-noqa/--write-baseline write files; they do not apply to "
                 "standard input")
+    if getattr(args, "watch", False):
+        clash = [flag for flag, on in (("-", stdin), ("--fix", args.fix), ("--diff", args.diff),
+                                       ("--add-noqa", args.add_noqa),
+                                       ("--write-baseline", args.write_baseline),
+                                       ("--output-file", args.output_file),
+                                       ("--show-settings", args.show_settings),
+                                       ("--show-files", args.show_files)) if on]
+        if clash:
+            return f"--watch checks again on each change; it does not combine with {clash[0]}"
     return ""
 
 
@@ -439,6 +451,9 @@ def add_check_parser(sub) -> None:
     c.add_argument("--stdin-filename", metavar="PATH",
                    help="with PATH `-` (source on standard input, as editors pipe a buffer): "
                         "the file it is, for the config, per-file-ignores, imports and messages")
+    c.add_argument("--watch", action="store_true",
+                   help="check, then check again each time a file it checks (or a new one), "
+                        "a sharding config or pyproject.toml changes, until Ctrl-C")
     c.add_argument("--daemon", action="store_true",
                    help="run in a warm background process (started by the first such run; "
                         "also SHARDCHECK_DAEMON=1): the same report, without the start-up's "
