@@ -24,8 +24,9 @@ from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Set
 
 import libcst as cst
 
-from .syntax import dotted, string_value, walk
+from .syntax import dotted, import_bindings, string_value, walk
 
+_FLAX = ("flax", "flax.linen", "flax.nnx")
 # Flax's built-in layers (linen and nnx): the names of the parameters and variables each
 # creates (an empty tuple: none); a layer not listed makes a file's names unknown
 _BUILT_IN: Dict[str, FrozenSet[str]] = {
@@ -105,22 +106,11 @@ def _flax_aliases(module: cst.Module) -> Dict[str, str]:
     """The names this file binds to ``flax.linen`` / ``flax.nnx`` (or to ``flax``)."""
     out: Dict[str, str] = {}
     for node in walk(module, layout=False):
-        if isinstance(node, cst.Import):
-            for a in node.names:
-                full = dotted(a.name)
-                if full in ("flax", "flax.linen", "flax.nnx"):
-                    bound = a.asname.name.value if a.asname is not None and isinstance(
-                        a.asname.name, cst.Name) else full
-                    out[bound] = full
-        elif isinstance(node, cst.ImportFrom) and node.module is not None \
-                and not isinstance(node.names, cst.ImportStar):
-            base = dotted(node.module)
-            for a in node.names:
-                full = f"{base}.{dotted(a.name)}"
-                bound = a.asname.name.value if a.asname is not None and isinstance(
-                    a.asname.name, cst.Name) else dotted(a.name)
-                if base in ("flax", "flax.linen", "flax.nnx"):
-                    out[bound] = full  # flax.linen, or a layer: flax.linen.Dense
+        for bound, full in import_bindings(node):
+            # import flax.linen as nn; from flax import nnx; from flax.linen import Dense
+            if full in _FLAX or full.rsplit(".", 1)[0] in _FLAX and \
+                    isinstance(node, cst.ImportFrom):
+                out[bound] = full
     return out
 
 

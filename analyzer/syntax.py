@@ -194,3 +194,24 @@ class _Yields(cst.CSTVisitor):
             self.found = True
         return not self.found and not isinstance(node, (cst.Lambda, cst.FunctionDef,
                                                         cst.ClassDef))
+
+
+def import_bindings(node: cst.CSTNode) -> Iterator[Tuple[str, str]]:
+    """(the name bound, the dotted name imported) for each name of an import statement:
+    ``import a.b`` gives ("a.b", "a.b") (its dotted uses), ``import a.b as c`` ("c",
+    "a.b"), ``from a import b as c`` ("c", "a.b"). A star import, a relative one with no
+    module, and any other node give nothing."""
+    if isinstance(node, cst.Import):
+        for a in node.names:
+            full = dotted(a.name)
+            yield _alias(a) or full, full
+    elif isinstance(node, cst.ImportFrom) and node.module is not None \
+            and not isinstance(node.names, cst.ImportStar):
+        base = dotted(node.module)
+        for a in node.names:
+            yield _alias(a) or dotted(a.name), f"{base}.{dotted(a.name)}"
+
+
+def _alias(a: cst.ImportAlias) -> Optional[str]:
+    return a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) \
+        else None

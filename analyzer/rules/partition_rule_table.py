@@ -7,7 +7,7 @@ import libcst as cst
 from ..flax_names import PathNames, missing_word, path_names
 from ..ftypes import ERROR, WARNING, Invalid, Valid
 from ..rule import ShardRule
-from ..syntax import compound_blocks, dotted, string_value, walk
+from ..syntax import compound_blocks, dotted, import_bindings, string_value, walk
 
 # EasyLM's matcher (jax_utils.match_partition_rules), on a tree of parameters: 13 lines,
 # which tests/analyzer/test_partition_rule_table.py runs its cases after too
@@ -320,22 +320,12 @@ def _spec_names(module: cst.Module) -> Set[str]:
     names: Set[str] = set()
     modules: Dict[str, str] = {}
     for n in _imports(module.body):
-        if isinstance(n, cst.ImportFrom) and n.module is not None \
-                and not isinstance(n.names, cst.ImportStar):
-            base = dotted(n.module)
-            for a in n.names:
-                full = f"{base}.{dotted(a.name)}"
-                bound = a.asname.name.value if a.asname is not None and isinstance(
-                    a.asname.name, cst.Name) else dotted(a.name)
-                if full in _SPEC_NAMES:
-                    names.add(bound)
-                elif full in ("jax.sharding", "jax"):
-                    modules[bound] = full
-        elif isinstance(n, cst.Import):
-            for a in n.names:
-                full = dotted(a.name)
-                bound = a.asname.name.value if a.asname is not None and isinstance(
-                    a.asname.name, cst.Name) else full
+        for bound, full in import_bindings(n):
+            if isinstance(n, cst.Import):
+                modules[bound] = full
+            elif full in _SPEC_NAMES:
+                names.add(bound)
+            elif full in ("jax.sharding", "jax"):
                 modules[bound] = full
     for bound, full in modules.items():
         for spec in _SPEC_NAMES:
