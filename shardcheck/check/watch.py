@@ -3,8 +3,8 @@
 What it watches is what the run reads, found afresh each time: the files the paths name
 (a new file in a directory counts), the YAML/JSON sharding configs found beside them, and
 the config file (``pyproject.toml``). Changes are seen by polling their modification
-times and sizes (no dependency; a tree of a few thousand files takes a few milliseconds
-a poll). Each run uses the cache, so only what changed, and what reads it, is analysed
+times and sizes every 0.3 s (no dependency; a poll of jax's tree, 1,074 files, takes
+about 30 ms). Each run uses the cache, so only what changed, and what reads it, is analysed
 again. On a terminal the screen is cleared before each run, as ruff's ``--watch`` does.
 Ctrl-C ends it, with exit status 0.
 """
