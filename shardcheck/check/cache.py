@@ -186,8 +186,6 @@ class _Existence(Dict[str, bool]):
         return names
 
 
-
-
 _IMPORTS = "imports.json"  # the imports memo, beside the entries
 _SLICES = "slices.json"  # the slice memo, beside the entries
 
