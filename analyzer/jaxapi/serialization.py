@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ..api import ApiCall, ApiContext, models
 from ..events import ApiUse
-from ..syntax import keyword_argument
 from ..values import UNKNOWN, Value
+from .shard_map import keyword_name
 
 MODULE = "jax.experimental.array_serialization.serialization"
 # keyword arguments JAX renamed -> their names today
@@ -20,8 +20,7 @@ RENAMED_KEYWORDS = {"in_sharding": "in_type"}
 def async_deserialize(it: ApiContext, c: ApiCall) -> Value:
     for old in RENAMED_KEYWORDS:
         arg = c.args.kw.get(old)
-        if arg is not None:
-            keyword = keyword_argument(c.node, old)
+        if arg is not None:  # as jit records its removed keywords
             it.record("api_uses", ApiUse(c.name, arg.node or c.node, "keyword", old,
-                                         keyword.keyword if keyword is not None else None))
+                                         keyword_name(c.node, old)))
     return UNKNOWN
