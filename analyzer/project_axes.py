@@ -190,12 +190,16 @@ def index_meshes(paths: Sequence[str], overlay: Optional[Mapping[str, bytes]] = 
     may have. The last index is kept (a warm worker's next task, a language server's
     next edit) while every file has the size, modification time and unsaved content it
     had; ``memo_file`` (in a cache directory) keeps it between runs the same way."""
-    from .project_memo import read_memo, state_of, write_memo
+    from .project_memo import read_memo, read_opener, state_of, write_memo
     key = state_of(paths, overlay, config_values)
     if _LAST_INDEX[0] == key:
         return _LAST_INDEX[1]
     digest = hashlib.sha256(repr(key).encode()).hexdigest()
     index = read_memo(memo_file, digest, MeshIndex) if memo_file else None
+    if index is None and memo_file:
+        opener = read_opener(memo_file)
+        if opener is not None:
+            index = _still_opened(opener, paths, overlay, config_values)
     if index is None:
         index = _index(paths, overlay, config_values)
         if memo_file:
@@ -220,17 +224,47 @@ def _index(paths: Sequence[str], overlay: Optional[Mapping[str, bytes]],
     # the files that import a mesh framework first: a project built on one opens at once
     order = sorted((p for p in texts), key=lambda p: _FRAMEWORK_IMPORT.search(texts[p]) is None)
     resolver = Resolver(texts, tops, config_values)
-    for path in order:
-        m = resolver.module(path) if _MAY_MATTER.search(texts[path]) else None
-        if m is None:
-            continue
-        _index_module(m, index, resolver)
-        if index.opened_by is not None:  # nothing is reported now: the rest is not read
-            break
+    # first what opens the index by itself (a mesh framework, a mesh made outside the
+    # project), then the meshes, whose names may take following a parameter to every
+    # caller in the project: once opened, nothing is reported, and the rest is not read
+    for resolve in (False, True):
+        for path in order:
+            m = resolver.module(path) if _MAY_MATTER.search(texts[path]) else None
+            if m is None:
+                continue
+            _index_module(m, index, resolver, resolve)
+            if index.opened_by is not None:
+                return index
     return index
 
 
-def _index_module(m: Module, index: MeshIndex, resolver: Resolver) -> None:
+def _still_opened(path: str, paths: Sequence[str], overlay: Optional[Mapping[str, bytes]],
+                  config_values: Optional[ConfigValues]) -> Optional[MeshIndex]:
+    """The index opened by ``path`` alone, where that file (the last run's opener) still
+    makes a mesh no resolution can know: the whole index would be open too (nothing is
+    reported), so the rest is not read. None where it does not."""
+    if path not in paths or not path.endswith(".py"):
+        return None
+    texts: Dict[str, str] = {}
+    for p in paths:  # ``defined_in_project`` looks through them all
+        if p.endswith(".py"):
+            text = read_text(p, overlay)
+            if text is not None:
+                texts[p] = text
+    if path not in texts or not _MAY_MATTER.search(texts[path]):
+        return None
+    resolver = Resolver(texts, _project_tops(paths), config_values)
+    m = resolver.module(path)
+    if m is None:
+        return None
+    index = MeshIndex()
+    _index_module(m, index, resolver, resolve=False)
+    return index if index.opened_by is not None else None
+
+
+def _index_module(m: Module, index: MeshIndex, resolver: Resolver, resolve: bool = True) -> None:
+    """Index ``m``'s meshes and the axis names it binds; ``resolve=False``: only open the
+    index where ``m`` makes a mesh whose names no resolution can know."""
     for top in m.imported_tops:
         if top in _MESH_FRAMEWORKS and top not in m.project_tops:
             index.open(m.path, 1, f"`{top}` builds meshes of its own (its configs name their "
@@ -242,6 +276,8 @@ def _index_module(m: Module, index: MeshIndex, resolver: Resolver) -> None:
             node.func.id if isinstance(node.func, ast.Name) else "")
         where = (m.path, node.lineno, node.col_offset + 1)
         if m.is_jax(q) and last in ("make_mesh", "Mesh", "AbstractMesh"):
+            if not resolve:
+                continue
             names_expr = _mesh_names_argument(node, last)
             resolver.fields_read = []
             names = resolver.strings(m, names_expr) if names_expr is not None else None
@@ -266,8 +302,8 @@ def _index_module(m: Module, index: MeshIndex, resolver: Resolver) -> None:
                     q is None or not (q.startswith(".") or q.split(".")[0] in m.project_tops)):
                 index.open(m.path, node.lineno, f"`{ast.unparse(node.func)}`, defined outside "
                            "the project, may make a mesh")
-        if any(k.arg == "axis_name" for k in node.keywords) or (
-                m.is_jax(q) and last in _BINDERS and len(node.args) > _BINDERS[last]):
+        if resolve and (any(k.arg == "axis_name" for k in node.keywords) or (
+                m.is_jax(q) and last in _BINDERS and len(node.args) > _BINDERS[last])):
             if last not in _COLLECTIVES:
                 index.bind(_bound_names(m, node, last))
         if last == "update" and any(k.arg == "axis_names" for k in node.keywords):

@@ -31,6 +31,17 @@ def read_memo(memo_file: str, digest: str, make: Callable[..., Any]) -> Any:
         return None  # a missing or corrupt memo: the index is read again
 
 
+def read_opener(memo_file: str) -> Optional[str]:
+    """The file that opened the index kept in ``memo_file``, whatever state it was read
+    in (None: none did, or no memo): that file alone may show the index open still."""
+    try:
+        with open(memo_file, encoding="utf-8") as f:
+            opened = json.load(f)["opened_by"]
+        return opened[0] if opened and isinstance(opened[0], str) else None
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+        return None
+
+
 def write_memo(memo_file: str, digest: str, index: Any) -> None:
     """Written atomically; a memo that cannot be written is only slower."""
     import tempfile

@@ -197,6 +197,7 @@ class Resolver:
         self.fields_read: List[str] = []  # by the resolutions since the caller cleared it
         self._parsed: Dict[str, Optional[Module]] = {}
         self._defined: Optional[Set[str]] = None
+        self._looked_for: Dict[str, bool] = {}  # defined_in_project, name by name
 
     def strings(self, m: Module, expr: ast.AST, depth: int = 0) -> Optional[List[str]]:
         """The axis names ``expr`` gives a mesh, if they are known here."""
@@ -281,6 +282,16 @@ class Resolver:
     def defined_in_project(self, function: str) -> bool:
         """Whether a function or class named ``function`` is defined in the project."""
         if self._defined is None:
+            # the first few names are looked for one by one (a substring search skips
+            # most files), past that every definition is read once
+            if len(self._looked_for) < 8:
+                if function not in self._looked_for:
+                    one = re.compile(rf"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+"
+                                     rf"{re.escape(function)}\b", re.M)
+                    self._looked_for[function] = any(
+                        function in text and one.search(text) is not None
+                        for text in self.texts.values())
+                return self._looked_for[function]
             self._defined = set()
             for text in self.texts.values():
                 self._defined.update(_DEFINITION.findall(text))
