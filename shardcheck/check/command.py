@@ -243,7 +243,8 @@ def _report(args: argparse.Namespace, findings: list, files: Union[int, List[str
     if args.statistics:
         return output.statistics(args.format, findings)
     frames = args.output_format == "full" and not getattr(args, "from_stdin", False)
-    report = output.render(args.format, findings, files, quiet=args.quiet, frames=frames)
+    report = output.render(args.format, findings, files, quiet=args.quiet, frames=frames,
+                           group=args.output_format == "grouped")
     if args.format == "text" and not args.output_file:
         from shardcheck.output.terminal import colour, wants_colour
         if args.color == "always" or (args.color == "auto" and wants_colour(sys.stdout)):
@@ -385,11 +386,13 @@ def add_check_parser(sub) -> None:
     c.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
     c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
                    help="text (default), json, sarif or github; --output-format takes these too")
-    c.add_argument("--output-format", choices=("full", "concise") + _MACHINE_FORMATS + ("text",),
+    c.add_argument("--output-format",
+                   choices=("full", "concise", "grouped") + _MACHINE_FORMATS + ("text",),
                    default="full",
                    help="text: each finding with its source line and a caret under it "
-                        "(full, the default), or one line per finding (concise); or, as ruff "
-                        "spells them, json, sarif or github (the same as --format)")
+                        "(full, the default), one line per finding (concise), or the "
+                        "findings under each file's name (grouped); or, as ruff spells "
+                        "them, json, sarif or github (the same as --format)")
     c.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the text report: auto (a terminal, unless NO_COLOR; "
                         "FORCE_COLOR forces it), always, or never")

@@ -46,6 +46,36 @@ def text(findings: List[Finding], files: Union[int, Sequence[str]], quiet: bool 
         lines.extend(f"{_rel(r.filename)}:{r.row}:{r.column}: note: {r.message}" for r in f.related)
     if quiet:
         return "\n".join(lines)
+    return "\n".join(lines + _summary(findings, files))
+
+
+def grouped(findings: List[Finding], files: Union[int, Sequence[str]], quiet: bool = False) -> str:
+    """ruff's ``grouped`` output: each file's name once, its findings under it (line and
+    column, then as ``text`` words them), a blank line between files; then the summary
+    unless ``quiet``."""
+    lines: List[str] = []
+    by_file: Dict[str, List[Finding]] = {}
+    for f in findings:
+        by_file.setdefault(_rel(f.filename), []).append(f)
+    for name, found in by_file.items():
+        if lines:
+            lines.append("")
+        lines.append(f"{name}:")
+        for f in found:
+            cell = f"cell {f.cell}:" if f.cell is not None else ""
+            mark = " [*]" if f.fix is not None and f.fix.applicability == "safe" else ""
+            lines.append(f"  {cell}{f.row}:{f.column}: {f.code}{mark} {f.severity}: {f.message} "
+                         f"[{f.name}]")
+            lines.extend(f"    {_rel(r.filename)}:{r.row}:{r.column}: note: {r.message}"
+                         for r in f.related)
+    if quiet:
+        return "\n".join(lines)
+    return "\n".join(lines + ([""] if lines else []) + _summary(findings, files))
+
+
+def _summary(findings: List[Finding], files: Union[int, Sequence[str]]) -> List[str]:
+    """The lines after the findings: how many, where, by rule, and what ``--fix`` fixes."""
+    lines: List[str] = []
     errors = sum(f.severity == ERROR for f in findings)
     warnings = len(findings) - errors
     checked = files if isinstance(files, int) else len(files)
@@ -63,7 +93,7 @@ def text(findings: List[Finding], files: Union[int, Sequence[str]], quiet: bool 
     if unsafe:
         lines.append(f"{unsafe} more fixable with `--fix --unsafe-fixes` (review them: "
                      "they may change what the code means).")
-    return "\n".join(lines)
+    return lines
 
 
 def _per_rule(findings: List[Finding]) -> List[str]:
@@ -244,7 +274,11 @@ def _where(findings: List[Finding], files: Union[int, Sequence[str]]) -> str:
 
 def render(fmt: str, findings: List[Finding], files: Union[int, Sequence[str]],
            quiet: bool = False,
-           frames: bool = False) -> str:
+           frames: bool = False, group: bool = False) -> str:
+    """The report in ``fmt`` (``FORMATS``); for text, ``frames`` (full) or ``group``
+    (grouped by file) or neither (concise)."""
+    if fmt == "text" and group:
+        return grouped(findings, files, quiet)
     if fmt == "json":
         return as_json(findings)
     if fmt == "sarif":

@@ -16,9 +16,9 @@ from typing import IO, Callable, Mapping, Optional
 
 PROGRESS_FROM = 20
 
-_HEAD = re.compile(r"^(?P<where>\S.*?:\d+:\d+:) (?P<code>SC\d+)(?P<fix> \[\*\])? "
+_HEAD = re.compile(r"^(?P<where>\s*(?:\S.*?:)?\d+:\d+:) (?P<code>SC\d+)(?P<fix> \[\*\])? "
                    r"(?P<sev>error|warning):(?P<msg>.*?)(?P<name> \[[a-z0-9-]+\])?$")
-_NOTE = re.compile(r"^(?P<where>\S.*?:\d+:\d+:) note:(?P<msg>.*)$")
+_NOTE = re.compile(r"^(?P<where>\s*\S.*?:\d+:\d+:) note:(?P<msg>.*)$")
 _GUTTER = re.compile(r"^(?P<gutter>\s*\d* \|)(?P<rest>.*)$")
 
 
@@ -75,6 +75,8 @@ def _styled(Text, line: str, severity: str):
         rest = m.group("rest")
         caret = rest.strip() and set(rest.strip()) == {"^"}
         return Text.assemble((m.group("gutter"), "bold blue"), (rest, f"bold {severity}" if caret else ""))
+    if line.endswith(":") and not line[:1].isspace():  # a file's name (grouped)
+        return Text(line, style="bold underline")
     if line.startswith("All checks passed"):
         return Text(line, style="bold green")
     if line.startswith("Found "):

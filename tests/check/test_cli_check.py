@@ -94,6 +94,25 @@ def test_output_format_takes_ruffs_spellings_of_the_machine_formats(tree):
     assert code == 2 and "--format sarif and --output-format json disagree" in err
 
 
+def test_grouped_output_names_each_file_once_with_its_findings_under_it(tree):
+    """ruff's ``--output-format grouped``: the file's name, then ``row:col: CODE ...``
+    per finding (notes under it), a blank line between files, then the summary."""
+    d = tree({"a.py": BAD, "b.py": BAD.replace('"batch"', '"modle"'), "ok.py": "x = 1\n"})
+    code, out, _ = run(["a.py", "b.py", "ok.py", "--output-format", "grouped", "--no-cache"], d)
+    lines = out.splitlines()
+    assert code == 1 and lines[0] == "a.py:" and lines[1].startswith(
+        "  5:60: SC101 error: `P('batch', None)`") and lines[1].endswith("[unknown-mesh-axis]")
+    assert lines[2:4] == ["", "b.py:"] and "'modle'" in lines[4] and lines[5] == ""
+    assert lines[6] == "Found 2 errors and 0 warnings in 2 of 3 files."
+    code, out, _ = run(["a.py", "--output-format", "grouped", "-q", "--no-cache"], d)
+    assert out.splitlines()[0] == "a.py:" and "Found" not in out
+    code, out, _ = run(["ok.py", "--output-format", "grouped", "--no-cache"], d)
+    assert code == 0 and out.strip() == "All checks passed (1 file)."
+    from shardcheck.output.terminal import colour
+    coloured = colour(run(["a.py", "--output-format", "grouped", "--no-cache"], d)[1])
+    assert "\x1b[1;31mSC101" in coloured and "\x1b[1;4ma.py:" in coloured
+
+
 def test_rule_is_explain_and_clean_removes_the_projects_cache(tree):
     d = tree({"a.py": BAD}, pyproject="[tool.shardcheck]\n")
     code, out, _ = run(["rule", "SC101"], d)
