@@ -102,3 +102,21 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f"SKIPPED [{len(other)}] tests of other JAX versions' profiles "
             f"({', '.join(versions)}): the installed JAX is {installed}")
+
+
+@pytest.hookimpl(trylast=True)  # after xdist registers its reporter
+def pytest_sessionstart(session):
+    """Under ``-q`` with output that is no terminal (CI's log), xdist writes its status
+    line, "bringing up nodes...", when the workers start and again when they have
+    collected: once says it."""
+    reporter = session.config.pluginmanager.getplugin("terminaldistreporter")
+    if reporter is None or session.config.option.verbose >= 0:
+        return
+    show = reporter.ensure_show_status
+    shown = []
+
+    def once():
+        if not shown:
+            shown.append(True)
+            show()
+    reporter.ensure_show_status = once
