@@ -6,6 +6,7 @@
   INVALID examples, each run under JAX by ``tests/analyzer/test_rules.py``;
 - ``docs/configuration-reference.md``: every ``[tool.shardcheck]`` key
   (``shardcheck/check/config_keys.py``);
+- ``docs/changelog.md``: ``CHANGELOG.md``, and ``docs/index.md``: the README;
 - ``docs/manifest.json``: the rule codes, names and severities, the names each API family
   of the interpreter models, and the pre-check's vocabulary.
 
@@ -31,7 +32,10 @@ def pages() -> Dict[str, str]:
     from shardcheck.analyzer.rules import all_rules
     from shardcheck.check.config_keys import reference
     rules = all_rules()
+    changelog = (DOCS.parent / "CHANGELOG.md").read_text(encoding="utf-8")
     out = {"index.md": _home(), "rules/index.md": _index(rules),
+           "changelog.md": "<!-- generated from CHANGELOG.md by docs/generate.py -->\n" +
+                           changelog.replace("](docs/", "]("),
            "configuration-reference.md": reference() + "\n",
            "manifest.json": json.dumps(manifest(), indent=1, sort_keys=True) + "\n"}
     for code, rule in rules.items():
@@ -44,6 +48,7 @@ def _home() -> str:
     text = (DOCS.parent / "README.md").read_text(encoding="utf-8")
     text = text.replace("](docs/)", "](index.md)").replace("](docs/", "](")
     text = text.replace("](CONTRIBUTING.md)", "](contributing.md)")
+    text = text.replace("](CHANGELOG.md)", "](changelog.md)")
     text = text.replace("The docs are in [`docs/`](index.md) (build them with `mkdocs serve`; "
                         "CI builds them strictly):", "The pages of this site:")
     return "<!-- generated from README.md by docs/generate.py -->\n" + lists_spaced(text) + "\n"
