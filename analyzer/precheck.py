@@ -50,6 +50,7 @@ TRIGGERS = (
     "axis_size",  # the collectives
     "pjit", "xmap", "maps", "thread_resources",  # legacy APIs (deprecated or removed)
     "gda_serialization", "global_device_array",  # GlobalDeviceArray's, removed
+    "globaldevicearray", "multiprocess_array", "is_cpu_platform",  # Flax's removed helpers
     "device_put", "axistype", "typeof",
     "logical",  # Flax: logical_axis_rules, with_logical_constraint, logical_to_mesh_axes
     "axis_rules", "_with_axes",  # flax.linen.partitioning's t5x-style names

@@ -14,12 +14,13 @@ from __future__ import annotations
 from typing import Dict, Optional, Tuple
 
 from . import v0_10, v0_11, v0_12
+from .flax import FLAX_REMOVED, FlaxRemoval
 from .names import HISTORY, MESH_ENTER, MODULES
 from .profile import Behaviour, Deprecation, ErrorSignature, JaxProfile, minor_of, release_key
 
 __all__ = ["ALIASES", "Behaviour", "DEFAULT", "DEPRECATED", "Deprecation", "ErrorSignature",
-           "JaxProfile", "MESH_ENTER", "PROFILES", "UnsupportedJaxVersion", "canonical",
-           "deprecated_entry", "profile_for"]
+           "FLAX_REMOVED", "FlaxRemoval", "JaxProfile", "MESH_ENTER", "PROFILES",
+           "UnsupportedJaxVersion", "canonical", "deprecated_entry", "profile_for"]
 
 # Oldest first.
 PROFILES: Tuple[JaxProfile, ...] = (v0_10.PROFILE, v0_11.PROFILE, v0_12.PROFILE)
@@ -55,11 +56,11 @@ def profile_for(version: Optional[str] = None) -> JaxProfile:
 
 
 def deprecated_entry(name: str) -> Optional[str]:
-    """The entry of ``DEPRECATED`` that ``name`` falls under: the name itself, or the
-    removed module it is in (``jax.experimental.maps.thread_resources`` is gone with
-    ``jax.experimental.maps``); None when it is current. (An attribute of a deprecated
-    object is not another use: ``thread_resources.env`` is reported once.)"""
-    if name in DEPRECATED:
+    """The entry of ``DEPRECATED`` (or ``FLAX_REMOVED``) that ``name`` falls under: the
+    name itself, or the removed module it is in (``jax.experimental.maps.thread_resources``
+    is gone with ``jax.experimental.maps``); None when it is current. (An attribute of a
+    deprecated object is not another use: ``thread_resources.env`` is reported once.)"""
+    if name in DEPRECATED or name in FLAX_REMOVED:
         return name
     parts = name.split(".")
     for i in range(len(parts) - 1, 1, -1):

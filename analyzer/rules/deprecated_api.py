@@ -2,7 +2,7 @@ from typing import Optional, Set
 
 import libcst as cst
 
-from ..compat import MESH_ENTER, PROFILES, JaxProfile
+from ..compat import FLAX_REMOVED, MESH_ENTER, PROFILES, FlaxRemoval, JaxProfile
 from ..codemods import rewrite
 from ..compat.names import HISTORY
 from ..ftypes import ERROR, WARNING, Invalid, Valid
@@ -34,6 +34,15 @@ def deprecation_table() -> str:
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 
 
+def flax_table() -> str:
+    """Flax's removed sharding helpers (``compat.FLAX_REMOVED``)."""
+    rows = ["| Flax API | gone since Flax | use instead |", "|---|---|---|"]
+    for name, gone in FLAX_REMOVED.items():
+        rows.append(f"| `{name}` | {gone.removed_in} | "
+                    f"{f'`{gone.replacement}`' if gone.replacement else '(none)'} |")
+    return "\n".join(rows)
+
+
 # the release jax.shard_map replaced jax.experimental.shard_map (check_rep -> check_vma)
 _MOVED_IN = HISTORY["jax.experimental.shard_map.shard_map"].deprecated_in
 
@@ -63,6 +72,14 @@ class DeprecatedApi(ShardRule):
 
     A removed API used only where the code first asks for it (`if hasattr(jax.sharding,
     "use_mesh"):`, a version check, `try: ... except ImportError:`) is not reported.
+
+    Flax's sharding helpers that later Flax releases removed are warnings: which Flax a
+    project installs is not known. Every release from the one named on raises
+    `ImportError` or `AttributeError` there, as flax 0.12.8 and 0.12.12 do; and the last
+    release that had `nnx.with_sharding_constraint`, flax 0.11.1, cannot import
+    `flax.nnx` at all under JAX 0.10.2 (`cannot import name 'mutable_array'`).
+
+    {FLAX_TABLE}
 
     ## Why is this bad?
     Removed APIs raise `AttributeError`, `ImportError` or `TypeError` on current JAX
@@ -119,6 +136,16 @@ class DeprecatedApi(ShardRule):
     JAX_FACTS = ("shard_map.check_rep", "shard_map.positional_mesh", "jit.removed_keyword",
                  "jit.positional_arguments")
     VALID = [Valid("""import jax
+import jax.numpy as jnp
+import flax.linen as nn
+from flax.linen.spmd import get_logical_axis_rules
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+rows = NamedSharding(mesh, P("data"))
+y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, rows))(jnp.ones((8, 4)))
+with nn.logical_axis_rules([("batch", "data")]):
+    rules = get_logical_axis_rules()
+"""), Valid("""import jax
 import jax.numpy as jnp
 from jax import P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
@@ -231,6 +258,18 @@ mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
 rows = NamedSharding(mesh, P("data"))
 y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, axis_resources=rows))(jnp.ones((8,)))
 """, line=6, message="shardings=", jax_error="unexpected keyword argument 'axis_resources'"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from flax import nnx
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+rows = NamedSharding(mesh, P("data"))
+y = jax.jit(lambda a: nnx.with_sharding_constraint(a, rows))(jnp.ones((8, 4)))
+""", line=7, message="Flax 0.11.2", jax_error="has no attribute 'with_sharding_constraint'"),
+        Invalid("""import flax.linen as nn
+from flax.linen.spmd import logical_axis_rules
+""", line=2, message="flax.linen.logical_axis_rules",
+            jax_error="cannot import name 'logical_axis_rules'"),
     ]
 
     def check(self, ctx):
@@ -269,6 +308,12 @@ y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, axis_resources=rows))(
                         "`check_vma`: JAX raises TypeError. Better, move to `jax.shard_map`, which "
                         "takes check_vma=.", ERROR)
                 continue
+            flax = FLAX_REMOVED.get(use.api)
+            if flax is not None:
+                guards = _guarded(ctx.model.module) if guards is None else guards
+                if id(use.node) not in guards:
+                    yield self._flax(use, flax)
+                continue
             dep = ctx.profile.deprecation(use.api)
             if dep is None:
                 continue
@@ -295,6 +340,13 @@ y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, axis_resources=rows))(
                               fix_content=content, fix_message=how, fix_unsafe=unsafe,
                               fix_node=fix_node, fix_more=more)
 
+    def _flax(self, use, flax: FlaxRemoval):
+        instead = f"Use `{flax.replacement}` instead." if flax.replacement else \
+            "Flax has no replacement: drop the use."
+        return self.report(
+            use.node, f"`{use.detail or use.api}`: {flax.note}. Flax {flax.removed_in} and "
+            f"later raise ImportError or AttributeError here. {instead}", WARNING)
+
     def _positional(self, use):
         fixed = _keyword_call(use.node)
         return self.report(
@@ -317,7 +369,8 @@ y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, axis_resources=rows))(
 
     @classmethod
     def docs(cls) -> str:
-        return super().docs().replace("{DEPRECATION_TABLE}", deprecation_table())
+        return super().docs().replace("{DEPRECATION_TABLE}", deprecation_table()).replace(
+            "{FLAX_TABLE}", flax_table())
 
 
 def _jax_alias(module: cst.Module) -> Optional[str]:

@@ -156,6 +156,7 @@ def _spelled(name: str) -> str:
 def _must_trigger():
     names = {name for name, family in _modelled() if family not in NEUTRAL_FAMILIES}
     names.update(compat.DEPRECATED)
+    names.update(compat.FLAX_REMOVED)
     targets = set(names)
     for profile in compat.PROFILES:
         for alias, canonical in {**profile.legacy_aliases, **profile.aliases}.items():
