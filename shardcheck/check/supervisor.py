@@ -66,6 +66,9 @@ def tuned_collector():
 IN_FILE_GC_THRESHOLD = (1_000_000, 1_000, 1_000)
 
 
+_frozen: list = []  # whether collected_per_file froze the heap since run_finished
+
+
 @contextlib.contextmanager
 def collected_per_file():
     """A file's analysis with the collector held back, then one collection of what the
@@ -81,10 +84,13 @@ def collected_per_file():
     already held is frozen uncollected: a long-lived process (the test suite, a server)
     would otherwise have its whole heap traversed at each run's first file.
     ``run_finished`` unfreezes, and the usual collections then see all of it again."""
-    if not gc.get_freeze_count():
+    if not _frozen:
         # the run's first file in this process: what the process held before it (a test
-        # process's JAX and pytest, a server's own state) is not this run's to traverse
+        # process's JAX and pytest, a server's own state) is not this run's to traverse.
+        # (A flag, not gc.get_freeze_count(): that walks every frozen object, and by a
+        # run's last files on maxdiffusion it took more time than their analysis.)
         gc.freeze()
+        _frozen.append(True)
     saved = gc.get_threshold()
     gc.set_threshold(*IN_FILE_GC_THRESHOLD)
     try:
@@ -99,6 +105,7 @@ def run_finished() -> None:
     """What ``collected_per_file`` froze during a run in a process that lives on after
     it (the language server, the daemon, a test) becomes collectable again."""
     gc.unfreeze()
+    _frozen.clear()
 
 
 def init_pool_worker(config: Config, files: Iterable[str]) -> None:

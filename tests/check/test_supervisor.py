@@ -101,3 +101,27 @@ def test_a_files_cycles_are_collected_and_what_it_keeps_is_frozen_until_the_run_
         gc.unfreeze()
         if enabled:
             gc.enable()
+
+
+def test_a_file_does_not_count_the_frozen_objects(tmp_path, monkeypatch):
+    """``gc.get_freeze_count`` walks every frozen object: asked once per file, it cost
+    more than the analysis by a run's last files on maxdiffusion (a one-process run
+    took 50.6 s with it, 25.3 s without). Whether the run froze the heap is a flag."""
+    import gc
+
+    from shardcheck.analyzer.config import Config
+
+    def counted():
+        raise AssertionError("gc.get_freeze_count() walks the frozen heap")
+
+    source = tmp_path / "m.py"
+    source.write_text("x = 1\n")
+    supervisor.init_worker(Config(root=str(tmp_path)), [str(source)])
+    monkeypatch.setattr(gc, "get_freeze_count", counted)
+    try:
+        for _ in range(2):
+            supervisor.check_one(str(source))
+    finally:
+        monkeypatch.undo()
+        supervisor.run_finished()
+    assert gc.get_freeze_count() == 0
