@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .codes import AXIS_IN_NO_PROJECT_MESH
+from .compat.names import COLLECTIVE_AXIS_ARGUMENT
 from .ftypes import ERROR, WARNING, Finding, Related
 from .project_names import (MAX_DEPTH, ConfigValues, Module, Resolver, distinct_paths, read_text,
                             related_place, shown_path, shown_place)
@@ -68,11 +69,10 @@ _FRAMEWORK_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:%s)\b" % "|".join(_MES
                                re.M)
 # a file that may make a mesh or write a spec: the others are not parsed
 _MAY_MATTER = re.compile(r"[Mm]esh\w*\(|Spec|\bP\(|\bPS\(|\.P\b|axis_name|[pv]map\(|lax\.")
-# jax.lax's collectives: the position of their axis_name argument
-_COLLECTIVES = {name: 1 for name in (
-    "psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "psum_scatter",
-    "pshuffle", "pswapaxes", "pbroadcast", "pvary", "pcast", "psum_invariant", "all_gather_invariant")}
-_COLLECTIVES.update(axis_index=0, axis_size=0)
+# jax.lax's collectives by last name: the position of their axis_name argument (None:
+# keyword-only), from the one table (compat.names)
+_COLLECTIVES: Dict[str, Optional[int]] = {
+    name.rsplit(".", 1)[1]: at for name, at in COLLECTIVE_AXIS_ARGUMENT.items()}
 # where a function binds an axis name that is no mesh's: (positional index, keyword)
 _BINDERS = {"pmap": 1, "vmap": 3}
 
@@ -334,7 +334,7 @@ def collective_uses(m: Module) -> List[AxisUse]:
             continue
         position = _COLLECTIVES[last]
         expr = next((k.value for k in call.keywords if k.arg == "axis_name"), None)
-        if expr is None and len(call.args) > position and \
+        if expr is None and position is not None and len(call.args) > position and \
                 not any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
             expr = call.args[position]
         items = expr.elts if isinstance(expr, (ast.Tuple, ast.List)) else [expr]

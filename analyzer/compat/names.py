@@ -5,15 +5,26 @@ names a version deprecates or removes is each profile's to say (checked against 
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet
+from typing import Dict, FrozenSet, Optional
 
 from .profile import Deprecation
 
-# The canonical names whose existence the analyzer assumes (it models their semantics).
-COLLECTIVES: FrozenSet[str] = frozenset(f"jax.lax.{n}" for n in (
-    "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all", "ppermute",
-    "pcast", "pbroadcast", "pshuffle", "pswapaxes", "ragged_all_to_all", "axis_index",
-    "axis_size"))
+# jax.lax's collectives: canonical name -> the position of the axis-name argument (None:
+# keyword-only), as JAX 0.10.2's signatures have it. The one table: the interpreter
+# models these (jaxapi.collectives), the profiles assume the current ones exist
+# (``COLLECTIVES``), and the project's axis check reads the names they are given
+# (project_axes). ``tests/analyzer/test_compat.py`` checks it against the installed JAX.
+COLLECTIVE_AXIS_ARGUMENT: Dict[str, Optional[int]] = {
+    **{f"jax.lax.{n}": 1 for n in (
+        "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all",
+        "ppermute", "pcast", "pbroadcast", "pshuffle", "pswapaxes",
+        "pvary")},  # (pvary: removed in JAX 0.10, still read in older code)
+    "jax.lax.ragged_all_to_all": None,
+    "jax.lax.axis_index": 0, "jax.lax.axis_size": 0,
+}
+# The canonical names whose existence the analyzer assumes (it models their semantics):
+# the collectives no supported JAX removed (``HISTORY``, below), and these.
+COLLECTIVES: FrozenSet[str] = frozenset(n for n in COLLECTIVE_AXIS_ARGUMENT if n != "jax.lax.pvary")
 MODELLED: FrozenSet[str] = frozenset({
     "jax.sharding.PartitionSpec", "jax.sharding.NamedSharding", "jax.make_mesh",
     "jax.sharding.Mesh", "jax.sharding.AbstractMesh", "jax.sharding.AxisType",
@@ -132,3 +143,6 @@ MODULES = frozenset({"jax.experimental.maps", "jax.experimental.gda_serializatio
 def pick(*names: str) -> Dict[str, Deprecation]:
     """The history entries of ``names`` (a profile's deprecations or removals)."""
     return {n: HISTORY[n] for n in names}
+
+assert COLLECTIVES == frozenset(COLLECTIVE_AXIS_ARGUMENT) - frozenset(HISTORY), \
+    "a collective removed from JAX is read (COLLECTIVE_AXIS_ARGUMENT), not assumed"

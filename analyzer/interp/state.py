@@ -149,11 +149,12 @@ class CallArgs:
         self.pos: List[Value] = [a.value for a in args if a.keyword is None and not a.star]
         self.kw: Dict[str, Arg] = {a.keyword: a for a in args if a.keyword is not None}
 
-    def get(self, i: int, name: str) -> Value:
-        """The argument passed as parameter ``name`` at position ``i`` (UNKNOWN if absent)."""
+    def get(self, i: Optional[int], name: str) -> Value:
+        """The argument passed as parameter ``name`` at position ``i`` (None: keyword-only;
+        UNKNOWN if absent)."""
         if name in self.kw:
             return self.kw[name].value
-        return self.pos[i] if i < len(self.pos) else UNKNOWN
+        return self.pos[i] if i is not None and i < len(self.pos) else UNKNOWN
 
     def given(self, i: int, name: str) -> bool:
         return name in self.kw or i < len(self.pos)

@@ -7,7 +7,9 @@ profiles (analyzer/compat), checked against JAX by tests/test_compat.py.
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional
+
+from ..compat.names import COLLECTIVE_AXIS_ARGUMENT
 
 PARTITION_SPEC = "jax.sharding.PartitionSpec"
 NAMED_SHARDING = "jax.sharding.NamedSharding"
@@ -34,14 +36,9 @@ DECORATOR_CALLS: set = set()
 JITS = (JIT, PJIT)
 MESH_CONTEXTS = (SET_MESH, USE_ABSTRACT_MESH, "jax.sharding.use_mesh")
 
-# Collectives: canonical name -> index of the positional axis-name argument.
-COLLECTIVES: Dict[str, int] = {
-    f"jax.lax.{n}": 1 for n in (
-        "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "all_to_all",
-        "ppermute", "pcast", "pbroadcast", "pshuffle", "pswapaxes", "ragged_all_to_all",
-        "pvary")
-}
-COLLECTIVES.update({"jax.lax.axis_index": 0, "jax.lax.axis_size": 0})
+# Collectives: canonical name -> index of the positional axis-name argument (None:
+# keyword-only); the table is compat's, which the profiles and project_axes read too
+COLLECTIVES: Dict[str, Optional[int]] = dict(COLLECTIVE_AXIS_ARGUMENT)
 
 # Array constructors whose shape the source states: name -> index of the shape argument.
 ARRAY_CONSTRUCTORS: Dict[str, int] = {}

@@ -478,6 +478,29 @@ def test_names_and_aliases_resolve(profile, jax8):
             _resolve(alias)
 
 
+def test_each_collectives_axis_argument_is_where_jax_takes_it(jax8):
+    """The one collective table (``compat.names.COLLECTIVE_AXIS_ARGUMENT``, which the
+    interpreter and project_axes read): each present collective takes ``axis_name`` at
+    the position it says (None: keyword-only); each absent one is a removal."""
+    import inspect
+
+    from shardcheck.analyzer.compat.names import COLLECTIVE_AXIS_ARGUMENT, COLLECTIVES, HISTORY
+    from shardcheck.analyzer.jaxapi.names import COLLECTIVES as MODELLED_COLLECTIVES
+    assert MODELLED_COLLECTIVES == COLLECTIVE_AXIS_ARGUMENT
+    for name, at in COLLECTIVE_AXIS_ARGUMENT.items():
+        try:
+            fn = _resolve(name)
+        except (AttributeError, ImportError):
+            assert name in HISTORY and name not in COLLECTIVES, name
+            continue
+        params = list(inspect.signature(fn).parameters.values())
+        (where,) = [i for i, p in enumerate(params) if p.name == "axis_name"]
+        if at is None:
+            assert params[where].kind is inspect.Parameter.KEYWORD_ONLY, name
+        else:
+            assert where == at and params[where].kind is not inspect.Parameter.KEYWORD_ONLY, name
+
+
 @by_profile
 def test_removed_names_are_gone(profile, jax8):
     _installed(profile)
