@@ -49,6 +49,7 @@ LEGACY_ALIASES: Dict[str, str] = {
     "jax.interpreters.pxla.Mesh": "jax.sharding.Mesh",
     "jax.experimental.PartitionSpec": "jax.sharding.PartitionSpec",
     "jax.experimental.pjit.PartitionSpec": "jax.sharding.PartitionSpec",
+    "jax.ad_checkpoint.checkpoint": "jax.checkpoint",  # gone by JAX 0.10.2
 }
 
 # `with mesh:` is recorded under this name (a Mesh entered as a context manager).

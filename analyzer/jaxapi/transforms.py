@@ -24,10 +24,9 @@ from ..api import ApiCall, ApiContext, callee_handler, calls, hook, models
 # Run the function they are given where they are called, binding no axis names.
 TRANSPARENT_WRAPPERS = ("jax.grad", "jax.value_and_grad", "jax.checkpoint", "jax.remat",
                         "jax.named_call", "jax.jacfwd", "jax.jacrev", "jax.hessian",
-                        "jax.custom_vjp", "jax.custom_jvp", "jax.ad_checkpoint.checkpoint",
-                        "jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop",
-                        "jax.lax.cond", "jax.lax.switch", "jax.lax.map", "jax.tree.map",
-                        "jax.tree_util.tree_map")
+                        "jax.custom_vjp", "jax.custom_jvp", "jax.lax.scan", "jax.lax.fori_loop",
+                        "jax.lax.while_loop", "jax.lax.cond", "jax.lax.switch", "jax.lax.map",
+                        "jax.tree.map", "jax.tree_util.tree_map")
 # Bind an axis name (``axis_name=``) inside the function they map.
 BINDING_WRAPPERS = ("jax.vmap", "jax.pmap", "jax.experimental.maps.xmap")
 # Decorators that return a function called exactly like the one they wrap.

@@ -478,6 +478,25 @@ def test_names_and_aliases_resolve(profile, jax8):
             _resolve(alias)
 
 
+def test_every_jax_name_a_handler_models_exists_or_its_removal_is_recorded(jax8):
+    """The handlers' registry against the installed JAX: each ``jax.*`` name the
+    interpreter models resolves, or the version history records it deprecated or
+    removed, or it is an older spelling the profiles canonicalise (a legacy alias)."""
+    from shardcheck.analyzer import api, compat, jaxapi  # noqa: F401  # jaxapi registers
+    legacy = {a for p in compat.PROFILES for a in p.legacy_aliases}
+    unknown = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name in api._BY_NAME:
+            if not name.startswith("jax.") or compat.deprecated_entry(name) or name in legacy:
+                continue
+            try:
+                _resolve(name)
+            except (AttributeError, ImportError):
+                unknown.append(name)
+    assert unknown == [], "modelled, but not in the installed JAX nor in its history"
+
+
 def test_each_collectives_axis_argument_is_where_jax_takes_it(jax8):
     """The one collective table (``compat.names.COLLECTIVE_AXIS_ARGUMENT``, which the
     interpreter and project_axes read): each present collective takes ``axis_name`` at
