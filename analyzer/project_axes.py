@@ -34,7 +34,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .codes import AXIS_IN_NO_PROJECT_MESH
 from .compat.names import COLLECTIVE_AXIS_ARGUMENT
@@ -89,6 +89,9 @@ class MeshIndex:
     meshes: List[Tuple[str, int, int]] = field(default_factory=list)
     opened_by: Optional[Tuple[str, int, str]] = None
     openers: List[Tuple[str, int, str]] = field(default_factory=list)
+    # the names that must stay undefined in the project for ``opened_by`` to hold (a
+    # mesh made by a callable defined outside it)
+    opened_unless_defined: List[str] = field(default_factory=list)
     # the axes of meshes whose names are fixed (not a config field's), and each value a
     # config field gives the other meshes: (where it is written, its axes)
     fixed: List[str] = field(default_factory=list)
@@ -107,10 +110,11 @@ class MeshIndex:
     def closed(self) -> bool:
         return self.opened_by is None and bool(self.meshes)
 
-    def open(self, path: str, row: int, why: str) -> None:
+    def open(self, path: str, row: int, why: str, unless_defined: Sequence[str] = ()) -> None:
         self.openers.append((path, row, why))
         if self.opened_by is None:
             self.opened_by = (path, row, why)
+            self.opened_unless_defined = list(unless_defined)
 
 
 @dataclass(frozen=True)
@@ -197,13 +201,16 @@ def index_meshes(paths: Sequence[str], overlay: Optional[Mapping[str, bytes]] = 
     digest = hashlib.sha256(repr(key).encode()).hexdigest()
     index = read_memo(memo_file, digest, MeshIndex) if memo_file else None
     if index is None and memo_file:
-        opener = read_opener(memo_file)
-        if opener is not None:
-            index = _still_opened(opener, paths, overlay, config_values)
+        opened = read_opener(memo_file)
+        if opened is not None:
+            index = _opener_unchanged(opened, key[0], overlay) or \
+                _still_opened(opened.path, paths, overlay, config_values)
+        if index is not None:
+            write_memo(memo_file, digest, index, key[0])
     if index is None:
         index = _index(paths, overlay, config_values)
         if memo_file:
-            write_memo(memo_file, digest, index)
+            write_memo(memo_file, digest, index, key[0])
     _LAST_INDEX[:] = [key, index]
     return index
 
@@ -235,6 +242,30 @@ def _index(paths: Sequence[str], overlay: Optional[Mapping[str, bytes]],
             _index_module(m, index, resolver, resolve)
             if index.opened_by is not None:
                 return index
+    return index
+
+
+def _opener_unchanged(opened: Any, files: Sequence[tuple],
+                      overlay: Optional[Mapping[str, bytes]]) -> Optional[MeshIndex]:
+    """The last run's open index, where its opener is unchanged and no file changed
+    since defines a name its reason needs undefined (``MeshIndex.opened_unless_defined``):
+    then nothing else can close it, and no file need be read but those changed. None
+    where that is not so (or the last run did not record the files' states)."""
+    if not opened.files:
+        return None
+    now = {state[0]: state for state in files}
+    if now.get(opened.path) != opened.files.get(opened.path) or not set(now) <= set(opened.files):
+        return None  # the opener changed, or a new file may make its callee the project's
+    changed = [p for p, state in now.items() if opened.files.get(p) != state]
+    if opened.unless_defined and changed:
+        defines = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(?:%s)\b"
+                             % "|".join(re.escape(n) for n in opened.unless_defined), re.M)
+        for p in changed:
+            text = read_text(p, overlay) if p.endswith(".py") else None
+            if text is not None and defines.search(text):
+                return None
+    index = MeshIndex()
+    index.open(*opened.opened_by, unless_defined=opened.unless_defined)
     return index
 
 
@@ -301,7 +332,7 @@ def _index_module(m: Module, index: MeshIndex, resolver: Resolver, resolve: bool
             elif not resolver.defined_in_project(last) and (
                     q is None or not (q.startswith(".") or q.split(".")[0] in m.project_tops)):
                 index.open(m.path, node.lineno, f"`{ast.unparse(node.func)}`, defined outside "
-                           "the project, may make a mesh")
+                           "the project, may make a mesh", unless_defined=(last,))
         if resolve and (any(k.arg == "axis_name" for k in node.keywords) or (
                 m.is_jax(q) and last in _BINDERS and len(node.args) > _BINDERS[last])):
             if last not in _COLLECTIVES:

@@ -253,6 +253,38 @@ def test_the_last_runs_opener_is_read_alone_while_it_still_opens_the_index(tmp_p
     assert reads == [1] and read.closed and set(read.axes) == {"data", "model"}
 
 
+def test_an_unchanged_opener_keeps_the_index_open_reading_only_the_changed_files(
+        tmp_path, monkeypatch):
+    """Next run, the opener unchanged: only the files changed since are read (for a
+    definition of the callee the opener's reason needs undefined). A changed file that
+    defines it, or a new file, and the index is read again: here it closes."""
+    _project(tmp_path, **{"train.py": TRAIN, "model.py": MODEL, "zoo.py": OUTSIDE})
+    paths = [str(tmp_path / n) for n in ("train.py", "model.py", "zoo.py")]
+    memo = str(tmp_path / "cache" / "project_axes.index")
+    assert not project_axes.index_meshes(paths, memo_file=memo).closed
+    read = []
+    real_read, real_still = project_axes.read_text, project_axes._still_opened
+    monkeypatch.setattr(project_axes, "read_text", lambda p, o=None: read.append(p) or real_read(p, o))
+    monkeypatch.setattr(project_axes, "_still_opened",
+                        lambda *a: read.append("all") or real_still(*a))
+    project_axes._LAST_INDEX[:] = [None, None]
+    (tmp_path / "model.py").write_text(MODEL + "# edited\n")
+    index = project_axes.index_meshes(paths, memo_file=memo)
+    assert not index.closed and index.opened_by[0] == paths[2] and read == [paths[1]]
+    project_axes._LAST_INDEX[:] = [None, None]  # the callee defined in the project now
+    (tmp_path / "model.py").write_text(MODEL + "\ndef build_mesh(shape):\n    return None\n")
+    index = project_axes.index_meshes(paths, memo_file=memo)
+    assert "all" in read and index.closed and set(index.axes) == {"data", "model"}
+    project_axes._LAST_INDEX[:] = [None, None]
+    (tmp_path / "model.py").write_text(MODEL)  # open again, from a full read
+    assert not project_axes.index_meshes(paths, memo_file=memo).closed
+    read.clear()
+    project_axes._LAST_INDEX[:] = [None, None]
+    (tmp_path / "vendor.py").write_text("x = 1\n")  # a new file: `vendor` may be the project's
+    project_axes.index_meshes(paths + [str(tmp_path / "vendor.py")], memo_file=memo)
+    assert "all" in read
+
+
 def test_definitions_are_looked_for_name_by_name_then_all_at_once(tmp_path):
     """``defined_in_project``: the first names by a search each, the rest from every
     definition read once; the answers are the same either way."""
