@@ -265,7 +265,8 @@ def _opener_unchanged(opened: Any, files: Sequence[tuple],
             if text is not None and defines.search(text):
                 return None
     index = MeshIndex()
-    index.open(*opened.opened_by, unless_defined=opened.unless_defined)
+    path, row, why = opened.opened_by
+    index.open(path, row, why, unless_defined=opened.unless_defined)
     return index
 
 
