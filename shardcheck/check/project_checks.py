@@ -24,12 +24,27 @@ def project_findings(files: Sequence[str], every: Iterable[str], config: Config,
     ``parallelism_order``), as the config selects them and the files' comments suppress
     them; none where a file's own analysis (``found``) already reports the axis at that
     line (SC101)."""
-    from shardcheck.analyzer import parallelism_order, project_axes
     every = list(every)
     values = None
     if config_files:
         from shardcheck.analyzer.config_checks import string_lists
         values = string_lists(list(config_files))
+    memo = _FindingsMemo(memo_file + ".findings", files, every, config, found, values) \
+        if memo_file and overlay is None else None
+    if memo is not None:
+        hit = memo.read()
+        if hit is not None:
+            return hit
+    out = _computed(files, every, config, found, values, overlay, memo_file)
+    if memo is not None:
+        memo.write(out)
+    return out
+
+
+def _computed(files: Sequence[str], every: List[str], config: Config, found: Sequence[Finding],
+              values: Optional[dict], overlay: Optional[Mapping[str, bytes]],
+              memo_file: Optional[str]) -> List[Finding]:
+    from shardcheck.analyzer import parallelism_order, project_axes
     out: List[Finding] = []
     # what silences unknown-mesh-axis silences SC114 too (_SAME_DEFECT)
     wanted = _wanted(files, config, found, {project_axes.CODE, _SAME_DEFECT[0]})
@@ -43,6 +58,62 @@ def project_findings(files: Sequence[str], every: Iterable[str], config: Config,
         new = parallelism_order.check(wanted, every, overlay, values)
         out += _unsilenced(new, overlay, same_defect=False)
     return out
+
+
+class _FindingsMemo:
+    """The project's findings of the last run, kept beside the mesh index: they hold
+    while every project file has the size, modification time and inode it had (what
+    ``project_axes`` and ``parallelism_order`` read), and the files asked about, the
+    configs' values, the settings, shardcheck's code and what the files' own analysis
+    said that filters them (SC101 rows, skipped files) are the same. A run answered all
+    from the cache then reads no project file for them."""
+
+    def __init__(self, path: str, files: Sequence[str], every: Sequence[str], config: Config,
+                 found: Sequence[Finding], values: Optional[dict]) -> None:
+        import hashlib
+        import json
+
+        from shardcheck.analyzer.project_memo import state_of
+        from shardcheck.check.cache import code_version
+        self.path = path
+        paths = sorted(set(every) | set(files))
+        filters = sorted({(f.filename, f.row, f.code) for f in found
+                          if f.code in (SKIPPED_FILE, _SAME_DEFECT[0])})
+        raw = json.dumps([code_version(), config.fingerprint(), sorted(config.exclude),
+                          config.root, sorted(files), values, filters,
+                          repr(state_of(paths, None, None))], default=str)
+        self.key = hashlib.sha256(raw.encode()).hexdigest()
+
+    def read(self) -> Optional[List[Finding]]:
+        import json
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                data = json.load(f)
+            if data.get("key") != self.key:
+                return None
+            return [Finding.from_json(d) for d in data["findings"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return None  # missing or corrupt: computed again
+
+    def write(self, findings: List[Finding]) -> None:
+        import json
+        import tempfile
+        tmp = None
+        try:
+            folder = os.path.dirname(self.path) or "."
+            os.makedirs(folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"key": self.key, "findings": [dict(x.as_json(), in_expected_failure=
+                                                              x.in_expected_failure)
+                                                         for x in findings]}, f)
+            os.replace(tmp, self.path)
+        except OSError:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
 
 def _wanted(files: Sequence[str], config: Config, found: Sequence[Finding],

@@ -323,8 +323,12 @@ def test_a_write_that_fails_leaves_no_temporary_file(tmp_path):
                        preexec_fn=_full_disk)
     assert r.returncode == 1 and "bad.py:5:" in r.stdout and "Traceback" not in r.stderr, r
     assert (tmp_path / "cache" / "v1").is_dir()  # the write was tried
-    assert [p.name for p in (tmp_path / "cache").rglob("*") if p.is_file()
-            and p.name not in (".gitignore", "pruned")] == []
+    left = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()
+            and p.name not in (".gitignore", "pruned")]
+    # the project findings' memo of a project with none is under 200 bytes: written whole
+    small = [p for p in left if p.name == "project_axes.index.findings"]
+    assert [p.name for p in left if p not in small] == []
+    assert all(json.loads(p.read_text())["findings"] == [] for p in small)
 
 
 def _age(path, days):
