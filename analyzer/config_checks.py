@@ -358,7 +358,7 @@ def logical_names_used(paths: List[str]) -> Dict[str, List[Tuple[str, int, int]]
     """The logical axis names the Python files ``paths`` write in Flax's logical-name
     APIs (a literal tuple or list of strings), each with the places it is written."""
     import ast
-    from .pyast import parse
+    from .pyast import char_column, parse
     out: Dict[str, List[Tuple[str, int, int]]] = {}
     for path in paths:
         try:
@@ -388,7 +388,8 @@ def logical_names_used(paths: List[str]) -> Dict[str, List[Tuple[str, int, int]]
                 continue
             for item in arg.elts:
                 if isinstance(item, ast.Constant) and isinstance(item.value, str):
-                    out.setdefault(item.value, []).append((path, item.lineno, item.col_offset + 1))
+                    out.setdefault(item.value, []).append(
+                        (path, item.lineno, char_column(text, item.lineno, item.col_offset)))
     return out
 
 

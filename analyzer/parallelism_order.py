@@ -25,7 +25,7 @@ from .codes import PARALLELISM_ORDER
 from .ftypes import WARNING, Finding
 from .project_names import (ConfigValues, Module, Resolver, distinct_paths, read_text,
                             related_place, shown_place)
-from .pyast import parse
+from .pyast import char_column, parse
 
 CODE, NAME = PARALLELISM_ORDER, "parallelism-order"
 
@@ -104,5 +104,6 @@ def _finding(m: Module, node: ast.expr, axes: List[str],
     related = tuple(related_place(w, "the mesh axes") for w, _ in other[:3])
     end_row = node.end_lineno or node.lineno
     end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
-    return Finding(CODE, NAME, message, WARNING, m.path, node.lineno, node.col_offset + 1,
-                   end_row, end_col + 1, related=related)
+    return Finding(CODE, NAME, message, WARNING, m.path, node.lineno,
+                   char_column(m.text, node.lineno, node.col_offset), end_row,
+                   char_column(m.text, end_row, end_col), related=related)

@@ -41,7 +41,7 @@ from .compat.names import COLLECTIVE_AXIS_ARGUMENT
 from .ftypes import ERROR, WARNING, Finding, Related
 from .project_names import (MAX_DEPTH, ConfigValues, Module, Resolver, distinct_paths, read_text,
                             related_place, shown_path, shown_place)
-from .pyast import parse
+from .pyast import char_column, parse
 
 CODE, NAME = AXIS_IN_NO_PROJECT_MESH, "axis-in-no-project-mesh"
 
@@ -306,7 +306,7 @@ def _index_module(m: Module, index: MeshIndex, resolver: Resolver, resolve: bool
         last = q.rsplit(".", 1)[-1] if q else (
             node.func.attr if isinstance(node.func, ast.Attribute) else
             node.func.id if isinstance(node.func, ast.Name) else "")
-        where = (m.path, node.lineno, node.col_offset + 1)
+        where = (m.path, node.lineno, char_column(m.text, node.lineno, node.col_offset))
         if m.is_jax(q) and last in ("make_mesh", "Mesh", "AbstractMesh"):
             if not resolve:
                 continue
@@ -378,9 +378,10 @@ def collective_uses(m: Module) -> List[AxisUse]:
             if isinstance(item, ast.Constant) and isinstance(item.value, str):
                 if expected is None:
                     expected = _in_expected_failure(m, call)
-                out.append(AxisUse(item.value, shown, item.lineno, item.col_offset + 1,
-                                   item.end_lineno or item.lineno,
-                                   (item.end_col_offset or item.col_offset) + 1, expected))
+                end = item.end_lineno or item.lineno
+                out.append(AxisUse(item.value, shown, item.lineno,
+                                   char_column(m.text, item.lineno, item.col_offset), end,
+                                   char_column(m.text, end, item.end_col_offset), expected))
     return out
 
 
@@ -399,9 +400,10 @@ def axis_uses(m: Module) -> List[AxisUse]:
             items = entry.elts if isinstance(entry, ast.Tuple) else [entry]
             for item in items:
                 if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    end = item.end_lineno or item.lineno
                     out.append(AxisUse(item.value, " ".join(shown.split()), item.lineno,
-                                       item.col_offset + 1, item.end_lineno or item.lineno,
-                                       (item.end_col_offset or item.col_offset) + 1, expected))
+                                       char_column(m.text, item.lineno, item.col_offset), end,
+                                       char_column(m.text, end, item.end_col_offset), expected))
     return out
 
 

@@ -19,6 +19,7 @@ error) is still rejected: ``parse`` returns None.
 from __future__ import annotations
 
 import ast
+import io
 import bisect
 import re
 import sys
@@ -168,3 +169,26 @@ def _closing(text: str, opener: int) -> Optional[int]:
             continue
         i += 1
     return None
+
+
+def char_column(text: str, row: int, offset: Optional[int]) -> int:
+    """The 1-based column, in characters as findings count them, of ``ast``'s
+    ``col_offset`` (UTF-8 bytes) ``offset`` on line ``row`` of ``text``: a line with an
+    emoji or an accented name before the node moves every later node."""
+    if offset is None:
+        return 1
+    lines = _lines_of(text)
+    line = lines[row - 1] if 0 < row <= len(lines) else ""
+    if line.isascii():
+        return offset + 1
+    return len(line.encode("utf-8", "surrogatepass")[:offset].decode("utf-8", "replace")) + 1
+
+
+def _lines_of(text: str) -> List[str]:
+    """``text``'s lines as ``ast`` counts rows, the last text's kept."""
+    if _LINES[0] is not text:
+        _LINES[:] = [text, io.StringIO(text, newline="").readlines()]
+    return _LINES[1]
+
+
+_LINES: list = [None, []]

@@ -355,3 +355,13 @@ def test_collectives_name_mesh_axes_unless_a_vmap_or_pmap_binds_the_name(tmp_pat
     assert [(f.row, "'modle'" in f.message) for f in found] == [(8, True)]
     path.write_text(source + "\n\ndef mapped(f, name):\n    return jax.pmap(f, axis_name=name)\n")
     assert project_findings([str(path)], [str(path)], Config(), []) == []
+
+
+def test_a_line_with_wide_characters_places_the_axis_where_it_is_written(tmp_path, concise_check):
+    """``ast`` counts columns in UTF-8 bytes; findings count characters: an accented
+    name before the spec on its line does not move the finding."""
+    model = MODEL.replace('NamedSharding(_MESHES["train"], ', 'NamedSharding(_MESHES["train"] or "é", ')
+    _project(tmp_path, **{"train.py": TRAIN, "model.py": model})
+    (found,) = [f for f in concise_check(tmp_path, "SC114", ".") if f.startswith("model.py")]
+    line = model.splitlines()[13]
+    assert "é" in line and found.startswith(f"model.py:14:{line.index(chr(34) + 'modle') + 1}:")
