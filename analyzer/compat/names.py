@@ -31,6 +31,7 @@ MODELLED: FrozenSet[str] = frozenset({
     "jax.experimental.mesh_utils.create_device_mesh", "jax.set_mesh",
     "jax.sharding.use_abstract_mesh", "jax.shard_map", "jax.jit", "jax.device_put",
     "jax.lax.with_sharding_constraint", "jax.sharding.reshard", "jax.typeof",
+    "jax.checkpoint",
 }) | COLLECTIVES
 
 # Another spelling -> the canonical name; both name the same object.
