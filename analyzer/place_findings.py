@@ -171,8 +171,10 @@ def place(module: cst.Module, path: str, pending: List[Pending], raises_blocks: 
                 rp, rr = rat
                 related.append(Related(note, rp, rr.start.line, rr.start.column + 1,
                                        rr.end.line, rr.end.column + 1))
+        # one note per place and words: two calls through one line (a method set up from
+        # two constructors there) are one note
         out.append(Finding(p.code, p.name, p.message, p.severity, where, row, col, erow, ecol,
-                           fix, inside, tuple(related)))
+                           fix, inside, tuple(dict.fromkeys(related))))
     return out
 
 

@@ -52,6 +52,13 @@ class TupleVal(Value):
     is_list: bool = False
 
 
+# The methods that change a list, dict or set in place: after one, what the interpreter
+# held for the container (its entries when it was made) is no longer what it holds
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop",
+                              "popitem", "clear", "remove", "sort", "reverse", "__setitem__",
+                              "__delitem__", "__ior__", "add", "discard"})
+
+
 @dataclass(frozen=True)
 class DictVal(Value):
     items: Tuple[Tuple[Any, Value], ...]  # (constant key, value)

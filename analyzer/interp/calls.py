@@ -15,7 +15,7 @@ from ..api import ApiCall, as_sequence, callee_handler, get_hook, handler_for, m
 from ..syntax import dotted, subtree
 from ..values import (SPREAD, UNKNOWN, ArrayVal, ClassVal, Const, DictVal, FuncVal, InstanceVal, JitVal,
                       IteratorVal, MeshVal, PartialVal, QualName, ShardMapVal, TupleVal,
-                      Value, const_int, join, merge_item)
+                      MUTATING_METHODS, Value, const_int, join, merge_item)
 from .base import InterpreterBase
 from .rule_trees import RULE_MATCHERS, rule_tree, rules_parameter
 from .objects import (CLASS_KEY, CONFIG_DICTS, CONFIG_NAMES, FIELD_FUNCTIONS, cached_fills_none,
@@ -43,6 +43,11 @@ class CallsMixin(InterpreterBase):
             base = self.ev(func.value, env, ctx)
             meth = func.attr.value
             args = self.eval_args(e, env, ctx)
+            if meth in MUTATING_METHODS and isinstance(func.value, cst.Name) and \
+                    isinstance(base, (TupleVal, DictVal)) and func.value.value in env.vars:
+                # ``specs.append(P("x"))``: the entries held for it are no longer all it
+                # holds (the call itself still sees them)
+                env.vars[func.value.value] = UNKNOWN
             if meth == "param" and len(args) >= 2:  # a Linen module's parameter
                 made = get_hook("module_param")(self, e, base, args, ctx)
                 if made is not None:

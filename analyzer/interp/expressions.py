@@ -82,8 +82,20 @@ class ExpressionsMixin(InterpreterBase):
             present = self._spec_when_present(e, env, ctx)
             if present is not None:
                 return present
-        body, orelse = self.ev(e.body, env, ctx), self.ev(e.orelse, env, ctx)
-        if test is not None:  # both read (each has its findings), the value Python's
+        # both read (each has its sites), as an ``if`` statement's branches are: what
+        # judges values proves nothing in the one Python does not run for these values
+        # (``x if mesh is not None else None``, mesh None)
+        self.dead_branches += test is False
+        try:
+            body = self.ev(e.body, env, ctx)
+        finally:
+            self.dead_branches -= test is False
+        self.dead_branches += test is True
+        try:
+            orelse = self.ev(e.orelse, env, ctx)
+        finally:
+            self.dead_branches -= test is True
+        if test is not None:  # the value Python's
             return body if test else orelse
         return join(body, orelse)
 

@@ -15,10 +15,8 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from ..syntax import visit_all
+from ..values import MUTATING_METHODS  # noqa: F401  (relevance reads it from here too)
 
-MUTATING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop",
-                               "popitem", "clear", "remove", "sort", "reverse", "__setitem__",
-                               "__delitem__", "__ior__"})
 LITERALS = (cst.Tuple, cst.List, cst.Dict)
 
 

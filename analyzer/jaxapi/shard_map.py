@@ -236,7 +236,9 @@ def _output(event: ShardMapCall, ret: Value, ctx: MeshCtx) -> Value:
 @calls(ShardMapVal)
 def call_mapped(it: ApiContext, callee: Value, c: ApiCall) -> Value:
     assert isinstance(callee, ShardMapVal)
-    return call_shard_map(it, callee, c.ctx, tuple(c.args.pos), c.node)
+    # ``f(*args)`` with ``args`` not known: how many arguments it passes is not known
+    args = tuple(c.args.pos) if not c.args.starred else None
+    return call_shard_map(it, callee, c.ctx, args, c.node)
 
 
 @hook("passed")

@@ -1,4 +1,4 @@
-from typing import Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -275,7 +275,7 @@ from flax.linen.spmd import logical_axis_rules
     def check(self, ctx):
         # `jax.experimental.maps.xmap` is one use, not also one of `jax.experimental.maps`
         inner = {id(u.node.value) for u in ctx.events.api_uses if isinstance(u.node, cst.Attribute)}
-        guards: Optional[Set[int]] = None
+        guarded = _Guards(ctx)
         for use in ctx.events.api_uses:
             if id(use.node) in inner:
                 continue
@@ -310,8 +310,7 @@ from flax.linen.spmd import logical_axis_rules
                 continue
             flax = FLAX_REMOVED.get(use.api)
             if flax is not None:
-                guards = _guarded(ctx.model.module) if guards is None else guards
-                if id(use.node) not in guards:
+                if not guarded(use.node):
                     yield self._flax(use, flax)
                 continue
             dep = ctx.profile.deprecation(use.api)
@@ -319,8 +318,7 @@ from flax.linen.spmd import logical_axis_rules
                 continue
             removed = ctx.profile.status(use.api) == "removed"
             if removed:
-                guards = _guarded(ctx.model.module) if guards is None else guards
-                if id(use.node) in guards:  # `if hasattr(jax.sharding, "use_mesh"):`, ...
+                if guarded(use.node):  # `if hasattr(jax.sharding, "use_mesh"):`, ...
                     continue
             shown = "with mesh:" if use.api == MESH_ENTER else (use.detail or use.api)
             status = (f"and fails on JAX {ctx.profile.release}" if removed else
@@ -438,6 +436,49 @@ def _keyword_call(node, order=_OLD_ORDER):
 
 
 _GUARD_EXCEPTIONS = ("ImportError", "ModuleNotFoundError", "AttributeError", "Exception")
+
+
+class _Guards:
+    """Whether a node runs only where an API exists (``_guarded``), in the checked
+    module or in the module it was read from (a function of another module the checked
+    file calls: its ``try: ... except AttributeError:`` is that module's)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._own: Optional[Set[int]] = None
+        self._guards: Dict[int, Set[int]] = {}
+
+    def __call__(self, node: cst.CSTNode) -> bool:
+        own = self._modules()[0]
+        if id(node) in self._of(own):
+            return True
+        if self._own is None:
+            self._own = {id(n) for n in _nodes(own)}
+        if id(node) in self._own:
+            return False
+        return any(id(node) in self._of(m) for m in self._modules()[1:])
+
+    def _modules(self) -> List[cst.Module]:
+        project = getattr(self.ctx.model, "project", None)
+        others = [m for _, m, _ in project.parsed.values()] if project is not None else []
+        return [self.ctx.model.module] + [m for m in others if m is not self.ctx.model.module]
+
+    def _of(self, module: cst.Module) -> Set[int]:
+        if id(module) not in self._guards:
+            self._guards[id(module)] = _guarded(module)
+        return self._guards[id(module)]
+
+
+def _nodes(module: cst.Module) -> List[cst.CSTNode]:
+    found: List[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.append(node)
+            return True
+
+    module.visit(Collect())
+    return found
 
 
 def _guarded(module: cst.Module) -> Set[int]:
