@@ -64,8 +64,6 @@ def tuned_collector():
 # net for a file whose analysis makes cyclic garbage without end; a file of maxdiffusion
 # or jax makes at most a few hundred thousand.
 IN_FILE_GC_THRESHOLD = (1_000_000, 1_000, 1_000)
-
-
 _frozen: list = []  # whether collected_per_file froze the heap since run_finished
 
 
@@ -85,10 +83,8 @@ def collected_per_file():
     would otherwise have its whole heap traversed at each run's first file.
     ``run_finished`` unfreezes, and the usual collections then see all of it again."""
     if not _frozen:
-        # the run's first file in this process: what the process held before it (a test
-        # process's JAX and pytest, a server's own state) is not this run's to traverse.
-        # (A flag, not gc.get_freeze_count(): that walks every frozen object, and by a
-        # run's last files on maxdiffusion it took more time than their analysis.)
+        # the run's first file: what the process held before it (a test process's JAX,
+        # a server's state) is not this run's to traverse (a flag: get_freeze_count walks)
         gc.freeze()
         _frozen.append(True)
     saved = gc.get_threshold()
