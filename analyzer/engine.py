@@ -139,21 +139,22 @@ def _analysed(module: cst.Module, text: str, path: str, config: Config,
         if from_recursion(exc):  # libcst re-raises a RecursionError as other errors
             raise RecursionError("nested too deeply to analyse") from exc
         return [internal_error(path, "the semantic model", exc)]
-    findings, pending = _run_rules(model, path, config, codes)
+    calls = CallSites(model)
+    findings, pending = _run_rules(model, path, config, codes, calls)
     if base is not None:
         pending = scale_caused(pending, _run_rules(base, path, config, codes)[1], model)
     if pending:
         findings.extend(place(module, path, pending, model.raises_blocks, project,
-                              helper_specs(model), read, rows, CallSites(model)))
+                              helper_specs(model), read, rows, calls))
     return findings
 
 
-def _run_rules(model: "Interpreter", path: str, config: Config,
-               codes: set) -> Tuple[List[Finding], List[Pending]]:
+def _run_rules(model: "Interpreter", path: str, config: Config, codes: set,
+               calls: Optional[CallSites] = None) -> Tuple[List[Finding], List[Pending]]:
     """(internal-error findings of rules that crashed, what the others report)."""
     findings: List[Finding] = []
     pending: List[Pending] = []
-    ctx = RuleContext(model, path, config)
+    ctx = RuleContext(model, path, config, calls)
     for code, rule_cls in all_rules().items():
         if code not in codes or rule_cls.META:
             continue

@@ -24,8 +24,11 @@ F = TypeVar("F")
 class RuleContext:
     """What a rule sees of one file."""
 
-    def __init__(self, model, path: str, config) -> None:
+    def __init__(self, model, path: str, config, call_sites=None) -> None:
         self.model = model
+        # which analysed function, and so which module, holds a node (``place_findings.
+        # CallSites``), shared with the placing of the findings
+        self.call_sites = call_sites
         self.events = model.events
         self.path = path
         self.config = config

@@ -1,4 +1,4 @@
-from typing import Dict, List, Optional, Set
+from typing import Dict, Optional, Set
 
 import libcst as cst
 
@@ -441,44 +441,28 @@ _GUARD_EXCEPTIONS = ("ImportError", "ModuleNotFoundError", "AttributeError", "Ex
 class _Guards:
     """Whether a node runs only where an API exists (``_guarded``), in the checked
     module or in the module it was read from (a function of another module the checked
-    file calls: its ``try: ... except AttributeError:`` is that module's)."""
+    file calls: its ``try: ... except AttributeError:`` is that module's; that module
+    alone is walked, found from the function holding the node)."""
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self._own: Optional[Set[int]] = None
         self._guards: Dict[int, Set[int]] = {}
 
     def __call__(self, node: cst.CSTNode) -> bool:
-        own = self._modules()[0]
+        own = self.ctx.model.module
         if id(node) in self._of(own):
             return True
-        if self._own is None:
-            self._own = {id(n) for n in _nodes(own)}
-        if id(node) in self._own:
-            return False
-        return any(id(node) in self._of(m) for m in self._modules()[1:])
-
-    def _modules(self) -> List[cst.Module]:
         project = getattr(self.ctx.model, "project", None)
-        others = [m for _, m, _ in project.parsed.values()] if project is not None else []
-        return [self.ctx.model.module] + [m for m in others if m is not self.ctx.model.module]
+        calls = self.ctx.call_sites
+        if project is None or calls is None:
+            return False
+        read = project.parsed.get(calls.module_of(node, project) or "")
+        return read is not None and read[1] is not own and id(node) in self._of(read[1])
 
     def _of(self, module: cst.Module) -> Set[int]:
         if id(module) not in self._guards:
             self._guards[id(module)] = _guarded(module)
         return self._guards[id(module)]
-
-
-def _nodes(module: cst.Module) -> List[cst.CSTNode]:
-    found: List[cst.CSTNode] = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            found.append(node)
-            return True
-
-    module.visit(Collect())
-    return found
 
 
 def _guarded(module: cst.Module) -> Set[int]:
