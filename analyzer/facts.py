@@ -295,7 +295,7 @@ class WrongArgumentKind(Fact):
     or a shape among jit's shardings). ``kind`` says which of JAX's checks rejects it."""
 
     CHECKS: ClassVar[Tuple[str, ...]] = ("mesh", "spec", "shape", "devices", "shardings",
-                                         "device_put")
+                                         "device_put", "axis_types", "axis_types_count")
     kind: str  # one of CHECKS
     api: str  # as the source calls it: "NamedSharding", "jax.jit", "create_device_mesh"
     argument: str  # the parameter: "mesh", "spec", "in_shardings", "mesh_shape", "device"

@@ -26,6 +26,10 @@ COMMON: Dict[str, E] = {
     "argument.tuple_as_spec": E("AttributeError",
                                 r"'tuple' object has no attribute 'partitions'"),
     "argument.int_as_shape": E("TypeError", r"'int' object is not iterable"),
+    "argument.axis_types_kind": E(
+        "TypeError", r"axis_types passed to \w+ must be of type `jax\.sharding\.AxisType`"),
+    "argument.axis_types_count": E(
+        "ValueError", r"Number of axis names should match the number of axis_types"),
     "argument.number_as_devices": E(
         "ValueError", r"Mesh requires the ndim of its first argument \(`devices`\) to equal the "
                       r"length of its second argument"),

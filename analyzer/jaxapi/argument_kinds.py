@@ -12,7 +12,10 @@ SC311, words them; ``tests/analyzer/test_compat.py`` raises each):
   shardings: a leaf that is no sharding, spec or ``None`` (a ``PyTreeDef`` from
   ``tree_flatten``, the ints of a tree of shapes, arrays, a mesh, axis-name strings);
   JAX checks them when ``jax.jit`` is called, before any call of the jitted function;
-- ``jax.device_put(x, device)``: a leaf of ``device`` that is a number, a string or a mesh.
+- ``jax.device_put(x, device)``: a leaf of ``device`` that is a number, a string or a mesh;
+- a mesh's ``axis_types``: anything but a tuple of ``AxisType``s (strings such as
+  ``"explicit"``, a list, ``None`` inside), or a tuple whose length is not the number of
+  axis names (one ``AxisType`` alone is a tuple of one: it fits one axis only).
 
 Only a value known to be of the wrong kind counts: anything unknown passes.
 """
@@ -24,8 +27,8 @@ from typing import Any, List, Optional, Tuple
 import libcst as cst
 
 from ..facts import WrongArgumentKind
-from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, ShardingVal, SpecVal, TupleVal,
-                      Value)
+from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, ShardingVal,
+                      SpecVal, TupleVal, Value)
 from ..api import ApiCall, ApiContext
 from .literals import literals_of
 from .pytrees import PyTreeNodeVal, TreeDefVal
@@ -98,6 +101,36 @@ def check_devices(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNo
         it.prove(WrongArgumentKind("devices", c.short, "devices", describe(v) or "a number"),
                  node or c.node)
     return wrong
+
+
+def check_axis_types(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode],
+                     names: Optional[Tuple[str, ...]]) -> bool:
+    """A mesh's ``axis_types``: a tuple of ``AxisType``s, one per axis name (JAX makes
+    anything but a tuple a tuple of one; a list or a string is then no ``AxisType``)."""
+    items: Tuple[Value, ...] = v.items if isinstance(v, TupleVal) and not v.is_list else (v,)
+    wrong = next((i for i in items if i is not UNKNOWN and not _is_axis_type(i)), None)
+    if wrong is not None:
+        if isinstance(v, TupleVal) and not v.is_list:
+            got = f"a tuple holding {describe(wrong) or 'a value that is no AxisType'}"
+        else:
+            got = describe(v) or "no AxisType"
+        it.prove(WrongArgumentKind("axis_types", c.short, "axis_types", got), node or c.node)
+        return True
+    if names is not None and not any(i is UNKNOWN for i in items) and len(items) != len(names):
+        it.prove(WrongArgumentKind(
+            "axis_types_count", c.short, "axis_types",
+            f"{len(items)} axis type{'s' if len(items) != 1 else ''} for {len(names)} axis "
+            f"name{'s' if len(names) != 1 else ''} {names}"), node or c.node)
+        return True
+    return False
+
+
+def _is_axis_type(v: Value) -> bool:
+    """Whether ``v`` may be an ``AxisType`` (a value of another kind is known not to)."""
+    if isinstance(v, QualName):
+        return v.name.startswith("jax.sharding.AxisType.")
+    return not isinstance(v, (Const, TupleVal, DictVal, SpecVal, ShardingVal, MeshVal, ArrayVal,
+                              TreeDefVal))
 
 
 def _bad_sharding_leaf(v: Value, device_put: bool) -> bool:

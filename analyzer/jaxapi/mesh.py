@@ -95,7 +95,7 @@ def mesh_context(it: ApiContext, c: ApiCall) -> Value:
 
 
 def _mesh(it: ApiContext, c: ApiCall, sizes: Optional[Tuple[Optional[int], ...]],
-          default_type: AxisType) -> MeshVal:
+          default_type: AxisType) -> Value:
     """All three constructors take (sizes or devices, axis_names, axis_types)."""
     names = str_tuple(c.args.get(1, "axis_names"))
     if names is not None and None in names:
@@ -104,8 +104,10 @@ def _mesh(it: ApiContext, c: ApiCall, sizes: Optional[Tuple[Optional[int], ...]]
     types: Optional[Tuple[AxisType, ...]]
     if not c.args.given(2, "axis_types") or (isinstance(types_v, Const) and types_v.value is None):
         types = (default_type,) * len(names) if names is not None else None
+    elif argument_kinds.check_axis_types(it, c, types_v, c.args.node(2, "axis_types"), names):
+        return UNKNOWN  # JAX raised
     else:
-        types = _axis_types(types_v, len(names) if names is not None else None)
+        types = _axis_types(types_v)
     if sizes is not None and names is not None and len(sizes) != len(names):
         sizes = None
     origin = c.short
@@ -125,18 +127,15 @@ def _mesh(it: ApiContext, c: ApiCall, sizes: Optional[Tuple[Optional[int], ...]]
     return made
 
 
-def _axis_types(v: Value, n: Optional[int]) -> Optional[Tuple[AxisType, ...]]:
+def _axis_types(v: Value) -> Optional[Tuple[AxisType, ...]]:
+    """The types of ``axis_types=`` (already checked: JAX takes anything but a tuple as a
+    tuple of one)."""
     def one(x: Value) -> Optional[AxisType]:
         if isinstance(x, QualName) and x.name.startswith("jax.sharding.AxisType."):
             return _AXIS_TYPES.get(x.name.rsplit(".", 1)[-1])
         return None
-    if isinstance(v, TupleVal):
-        out = tuple(one(i) for i in v.items)
-        return None if None in out else out  # type: ignore[return-value]  # None excluded
-    t = one(v)
-    if t is not None and n is not None:
-        return (t,) * n
-    return None
+    out = tuple(one(i) for i in v.items) if isinstance(v, TupleVal) else (one(v),)
+    return None if None in out else out  # type: ignore[return-value]  # None excluded
 
 
 @attribute_of(MeshVal)

@@ -26,7 +26,10 @@ class WrongArgumentKindRule(ShardRule):
       `PyTreeDef` half of `tree_flatten(...)`, the ints of a tree of shapes, arrays, a
       mesh, axis names written as plain strings;
     - `jax.device_put(x, device)` whose `device` (or a leaf of it) is a number, a string
-      or a mesh.
+      or a mesh;
+    - `jax.make_mesh`, `Mesh` or `AbstractMesh` whose `axis_types` is not a tuple of
+      `jax.sharding.AxisType`s (the strings `"explicit"`, a list, `None` inside), or is
+      a tuple of another length than the axis names (one `AxisType` alone counts as one).
 
     ## Why is this bad?
     JAX rejects each when the call runs (JAX 0.10.2 to 0.12, on 8 CPU devices):
@@ -38,7 +41,11 @@ class WrongArgumentKindRule(ShardRule):
     `jax.jit` itself raises `TypeError: in_shardings leaf specifications are expected to
     be PartitionSpec instances or None, but got PyTreeDef(...)`, before the jitted
     function is ever called; `device_put(x, mesh)` raises `ValueError: jax.device_put
-    only accepts None, jax.sharding.Sharding, jax.Device, ...`. Only a value the
+    only accepts None, jax.sharding.Sharding, jax.Device, ...`;
+    `jax.make_mesh((2, 4), ("data", "model"), axis_types=("explicit", "explicit"))` raises
+    `TypeError: axis_types passed to Mesh must be of type jax.sharding.AxisType`, and
+    `axis_types=AxisType.Explicit` there raises `ValueError: Number of axis names should
+    match the number of axis_types`. Only a value the
     analyzer knows is of the wrong kind is reported.
 
     ## Example
@@ -61,7 +68,8 @@ class WrongArgumentKindRule(ShardRule):
     NAME = "wrong-argument-kind"
     JAX_FACTS = ("argument.spec_as_mesh", "argument.tuple_as_spec", "argument.int_as_shape",
                  "argument.number_as_devices", "argument.device_put_kind",
-                 "jit.sharding_leaf_kind")
+                 "jit.sharding_leaf_kind", "argument.axis_types_kind",
+                 "argument.axis_types_count")
     VALID = [Valid(_HEAD + """\
 devices = mesh_utils.create_device_mesh((8,))
 mesh = Mesh(devices, ("data",))
@@ -74,6 +82,12 @@ same = jax.tree_util.tree_unflatten(treedef, leaves)
 step = jax.jit(lambda p, x: (p, x * 2), in_shardings=(same, rows), out_shardings=(param_sh, None))
 p, y = step(params, jax.device_put(jnp.ones((8, 4)), rows))
 z = jax.device_put(y, NamedSharding(mesh, P()))
+"""),
+        Valid(_HEAD + """\
+from jax.sharding import AxisType
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+auto = jax.sharding.AbstractMesh((8,), ("data",), axis_types=AxisType.Auto)
+rows = NamedSharding(mesh, P("data"))
 """)]
     INVALID = [
         Invalid(_HEAD + """\
@@ -106,6 +120,13 @@ init = jax.jit(lambda: params, out_shardings=shapes)
 mesh = jax.make_mesh((8,), ("data",))
 x = jax.device_put(jnp.ones((8, 4)), mesh)
 """, line=7, message="a mesh", jax_error="only accepts"),
+        Invalid(_HEAD + """\
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=("explicit", "explicit"))
+""", line=6, message="the string 'explicit'", jax_error="must be of type"),
+        Invalid(_HEAD + """\
+from jax.sharding import AxisType
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=AxisType.Explicit)
+""", line=7, message="1 axis type for 2 axis names", jax_error="should match the number"),
     ]
 
     def check(self, ctx):
@@ -128,6 +149,12 @@ _WANTS = {
     "shardings": ("a tree whose leaves are shardings, `PartitionSpec`s or None",
                   "`{api}` raises TypeError (\"{argument} leaf specifications are expected to be "
                   "PartitionSpec instances or None\")"),
+    "axis_types": ("a tuple of `jax.sharding.AxisType`s",
+                   "JAX raises TypeError (\"axis_types passed to Mesh must be of type "
+                   "`jax.sharding.AxisType`\")"),
+    "axis_types_count": ("one `AxisType` per axis name",
+                         "JAX raises ValueError (\"Number of axis names should match the number "
+                         "of axis_types\")"),
     "device_put": ("a sharding, a device, or a tree of them",
                    "JAX raises ValueError (\"`jax.device_put` only accepts `None`, "
                    "`jax.sharding.Sharding`, `jax.Device`, ...\")"),
@@ -156,6 +183,11 @@ def _fix(f: WrongArgumentKind) -> str:
         return "Wrap the axis names in `PartitionSpec(...)`."
     if got == "a mesh":
         return "Pass `NamedSharding(mesh, spec)` instead of the mesh."
+    if f.kind == "axis_types":
+        return ("Pass `AxisType` members in a tuple, e.g. "
+                "`axis_types=(jax.sharding.AxisType.Explicit,) * len(axis_names)`.")
+    if f.kind == "axis_types_count":
+        return "Give one `AxisType` per axis name: `(AxisType.Explicit,) * len(axis_names)`."
     return "Pass a value of the kind it takes."
 
 

@@ -151,6 +151,10 @@ NamedSharding(mesh, ("x", None))""",
 jax.make_mesh(8, ("d",))""",
     "argument.number_as_devices": _HEAD + """
 jax.sharding.Mesh(8, ("d",))""",
+    "argument.axis_types_kind": _HEAD + """
+jax.make_mesh((2, 4), ("a", "b"), axis_types=("explicit", "explicit"))""",
+    "argument.axis_types_count": _HEAD + """
+jax.sharding.AbstractMesh((2, 4), ("a", "b"), axis_types=jax.sharding.AxisType.Auto)""",
     "argument.device_put_kind": _HEAD + """
 jax.device_put(jnp.zeros((8,)), mesh)""",
     "jit.removed_keyword": _HEAD + """

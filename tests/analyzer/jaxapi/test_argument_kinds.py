@@ -20,6 +20,40 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 # id -> (code after HEAD, SC311 lines, JAX: "ok" or a regex of its error)
 CASES = {
+    "config-axis-types-strings": ("""\
+@dataclasses.dataclass
+class MeshConfig:
+    shape: tuple = (2, 2, 2)
+    names: tuple = ("data", "fsdp", "tensor")
+
+def build_mesh(cfg):
+    return jax.make_mesh(cfg.shape, cfg.names, axis_types=("explicit",) * len(cfg.names))
+
+mesh = build_mesh(MeshConfig())
+""", {12}, "must be of type `jax.sharding.AxisType`"),
+    "config-axis-types-members": ("""\
+@dataclasses.dataclass
+class MeshConfig:
+    shape: tuple = (2, 2, 2)
+    names: tuple = ("data", "fsdp", "tensor")
+
+def build_mesh(cfg):
+    explicit = jax.sharding.AxisType.Explicit
+    return jax.make_mesh(cfg.shape, cfg.names, axis_types=(explicit,) * len(cfg.names))
+
+mesh = build_mesh(MeshConfig())
+""", set(), "ok"),
+    "abstract-mesh-one-axis-type-for-two-names": ("""\
+def abstract_mesh(shape, names):
+    return jax.sharding.AbstractMesh(shape, names, axis_types=jax.sharding.AxisType.Auto)
+
+mesh = abstract_mesh((2, 4), ("data", "model"))
+""", {7}, "Number of axis names should match the number of axis_types"),
+    "mesh-axis-types-list": ("""\
+from jax.sharding import AxisType
+devices = mesh_utils.create_device_mesh((2, 4))
+mesh = Mesh(devices, ("data", "model"), axis_types=[AxisType.Explicit, AxisType.Auto])
+""", {8}, "must be of type `jax.sharding.AxisType`"),
     "config-mesh-shape-int": ("""\
 @dataclasses.dataclass
 class MeshConfig:
