@@ -45,9 +45,11 @@ class CallsMixin(InterpreterBase):
             args = self.eval_args(e, env, ctx)
             if meth in MUTATING_METHODS and isinstance(func.value, cst.Name) and \
                     isinstance(base, (TupleVal, DictVal)) and func.value.value in env.vars:
-                # ``specs.append(P("x"))``: the entries held for it are no longer all it
-                # holds (the call itself still sees them)
-                env.vars[func.value.value] = UNKNOWN
+                # ``axes.append("data")``: the list with the item added; any other change
+                # leaves the entries held for it no longer all it holds (the call itself
+                # still sees them). On a path that may not run (a branch, a loop not
+                # unrolled) the join with the list before is unknown.
+                env.vars[func.value.value] = self._grown(base, meth, args)
             if meth == "param" and len(args) >= 2:  # a Linen module's parameter
                 made = get_hook("module_param")(self, e, base, args, ctx)
                 if made is not None:
@@ -58,6 +60,8 @@ class CallsMixin(InterpreterBase):
                 return self.call_value(QualName(name), e, args, env, ctx)
             if isinstance(base, DictVal) and meth in ("items", "keys", "values") and not e.args:
                 return _dict_view(base, meth)
+            if isinstance(base, DictVal) and meth == "get":
+                return _dict_get(base, args)
             handler = method_handler(base)
             if handler is not None:
                 out = handler(self, base, ApiCall(meth, e, CallArgs(args), env, ctx))
@@ -89,6 +93,17 @@ class CallsMixin(InterpreterBase):
             self._after_call(e, callee, args, env, ctx)
             return out
         return self.call_value(callee, e, self.eval_args(e, env, ctx), env, ctx)
+
+    def _grown(self, base: Value, meth: str, args: List[Arg]) -> Value:
+        """A local list after ``append(x)`` or ``extend(items)`` of items the analysis
+        knows one by one; unknown after any other change."""
+        if not (isinstance(base, TupleVal) and base.is_list and len(args) == 1
+                and args[0].keyword is None and not args[0].star):
+            return UNKNOWN
+        if meth == "append":
+            return TupleVal(base.items + (args[0].value,), True)
+        added = self.iter_items(args[0].value) if meth == "extend" else None
+        return TupleVal(base.items + tuple(added), True) if added is not None else UNKNOWN
 
     def _sorted(self, call: CallArgs, ctx: MeshCtx) -> Value:
         """``sorted(xs, key=f, reverse=b)`` of items the analysis knows one by one, whose
@@ -632,6 +647,17 @@ def _descendants(node: cst.CSTNode, cache: Dict[cst.CSTNode, frozenset]) -> froz
     if got is None:
         got = cache[node] = frozenset(id(n) for n in subtree(node))
     return got
+
+
+def _dict_get(d: DictVal, args: List[Arg]) -> Value:
+    """``d.get(key)`` / ``d.get(key, default)`` of a key the dict the source wrote holds: its
+    value, as ``d[key]`` reads it; a key it lacks is unknown (code elsewhere may add it)."""
+    if not 1 <= len(args) <= 2 or any(a.keyword is not None or a.star for a in args):
+        return UNKNOWN
+    key = args[0].value
+    if not isinstance(key, Const) or not any(k == key.value for k, _ in d.items):
+        return UNKNOWN
+    return d.get(key.value)
 
 
 def _dict_view(d: DictVal, meth: str) -> Value:

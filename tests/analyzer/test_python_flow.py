@@ -1,6 +1,7 @@
 """``check`` follows the Python real code is written in: comprehensions, loops over
 ``enumerate``/``zip``/``range`` of known sequences (one run per item, up to a bound),
-closures, loops over a generator's items or an object's ``__iter__`` (each item the
+closures, lists filled by ``append``/``extend`` (unknown after a path that may not
+run), ``dict.get`` of a key the dict holds, loops over a generator's items or an object's ``__iter__`` (each item the
 join of what it yields), a shard_map a factory function builds and returns (its body's axes are
 those the shard_map binds), a helper's ``if`` on an argument a call makes known (the value returned is
 that of the branch Python runs), and names a function rebinds with ``global``/``nonlocal`` (unknown elsewhere,
@@ -26,6 +27,76 @@ NOT_IN_MESH = "not found in mesh"
 NOT_DIVISIBLE = "evenly divide"
 
 CASES = {
+    "a_spec_built_by_append_over_the_names_it_is_given": ("""
+RULES = {"batch": "data", "hidden": "model"}
+
+def spec_for(names):
+    axes = []
+    for name in names:
+        axes.append(RULES[name])
+    return P(*axes)
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    return jax.device_put(jnp.zeros((16, 6)), NamedSharding(mesh, spec_for(("batch", "hidden"))))  # <- SC104
+
+main()
+""", NOT_DIVISIBLE),
+    "a_spec_extended_to_a_rank_too_high": ("""
+def spec_for(rank):
+    axes = ["data"]
+    axes.extend([None] * (rank - 1))
+    return P(*axes)
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    return jax.device_put(jnp.zeros((16, 6)), NamedSharding(mesh, spec_for(3)))  # <- SC103
+
+main()
+""", "is only valid for values of rank at least 3"),
+    "an_append_that_may_not_run_leaves_the_spec_unknown": ("""
+import os
+
+def spec_for():
+    axes = ["data"]
+    if os.environ.get("SHARD_HIDDEN_OVER_MODEL"):
+        axes.append("model")
+    else:
+        axes.append(None)
+    return P(*axes)
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    return jax.device_put(jnp.zeros((16, 6)), NamedSharding(mesh, spec_for()))
+
+main()
+""", None),
+    "a_logical_table_read_with_get": ("""
+LOGICAL = {"batch": "data", "embed": None, "mlp": "model"}
+
+def logical_to_spec(names):
+    return P(*[LOGICAL.get(n) for n in names])
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    w = jnp.zeros((8, 6))
+    return jax.device_put(w, NamedSharding(mesh, logical_to_spec(("embed", "mlp"))))  # <- SC104
+
+main()
+""", NOT_DIVISIBLE),
+    "a_name_the_table_lacks_read_with_get_is_unknown": ("""
+LOGICAL = {"batch": "data", "embed": None, "mlp": "model"}
+
+def logical_to_spec(names):
+    return P(*[LOGICAL.get(n) for n in names])
+
+def main():
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    w = jnp.zeros((8, 6))
+    return jax.device_put(w, NamedSharding(mesh, logical_to_spec(("embed", "heads"))))
+
+main()
+""", None),
     "a_branch_these_arguments_never_run": ("""
 def place(x, mesh, shard=False):
     if shard:
