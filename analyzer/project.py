@@ -10,7 +10,7 @@ imported module changed or a module it looked for appeared.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from .dependencies import CHANGED, Dependencies, content_hash, hash_file
 from .positions import Positions
@@ -85,6 +85,7 @@ class Project:
         self._passed: Dict[str, Tuple[str, ...]] = {}
         self._namespace_layout: Dict[str, Tuple[List[str], List[str]]] = {}
         self._walk: Optional[List[str]] = None
+        self._candidate_files: Dict[str, Tuple[str, ...]] = {}  # ``_candidates``, per name
         # module -> the files reading it read, the candidates it found empty, and the
         # names it looked up in other modules (not the module itself: its readers record
         # it, whole or by the names they look up in it)
@@ -123,6 +124,7 @@ class Project:
             self._passed = {n: c for n, c in self._passed.items() if n in self.modules}
         self.modules.setdefault(name, os.path.abspath(path))
         self._namespace_layout.clear()
+        self._candidate_files.clear()
         self._walk = None
 
     def path_of(self, name: str) -> Optional[str]:
@@ -155,24 +157,29 @@ class Project:
         elif name not in self.modules and self.may_be_project_module(name):
             self.absent.update(self._candidates(name))
 
-    def _candidates(self, name: str) -> Iterator[str]:
+    def _candidates(self, name: str) -> Tuple[str, ...]:
         """The files that may hold module ``name``, in the order ``path_of`` looks:
         ``name.py`` and ``name/__init__.py`` in each source root, then, for a dotted
         name, in each directory above a root that holds its top package as a namespace
         package (PEP 420: a directory with no ``__init__.py``, as ``inference`` in ``from
         inference import parallel``) or holds no directory of that name (making one would
-        make it such a package; a regular package there is no search root)."""
+        make it such a package; a regular package there is no search root). Kept per
+        name until a file is added (a project of many roots has many: a precheck of one
+        file asks for the same few names again and again)."""
+        got = self._candidate_files.get(name)
+        if got is not None:
+            return got
         rel = name.replace(".", os.sep)
-        seen: Set[str] = set()
         bases: List[str] = list(self.roots)
         if "." in name:  # a namespace package itself holds no file to read
             namespaces, unmade = self._layout(name.split(".")[0])
             bases += namespaces + unmade
+        found: Dict[str, None] = {}
         for d in bases:
-            for cand in (os.path.join(d, rel + ".py"), os.path.join(d, rel, "__init__.py")):
-                if cand not in seen:
-                    seen.add(cand)
-                    yield cand
+            found[os.path.join(d, rel + ".py")] = None
+            found[os.path.join(d, rel, "__init__.py")] = None
+        got = self._candidate_files[name] = tuple(found)
+        return got
 
     def namespace_bases(self, top: str) -> List[str]:
         """The directories that hold a namespace package ``top``: a source root, or a
