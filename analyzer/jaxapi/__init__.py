@@ -11,6 +11,7 @@ from . import filter_tables as filter_tables
 from . import flax_linen as flax_linen
 from . import initializers as initializers
 from . import flax_nnx as flax_nnx
+from . import flax_optimizers as flax_optimizers
 from . import jit as jit
 from . import logical as logical
 from . import mesh as mesh

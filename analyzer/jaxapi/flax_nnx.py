@@ -80,12 +80,18 @@ def with_partitioning(it: ApiContext, c: ApiCall) -> Value:
     sharding = c.args.get(1, "sharding")
     _site(it, c, sharding, c.args.node(1, "sharding") or c.node, None)
     it.pass_functions(c.args.args, c.ctx)
-    mesh = c.args.kw.get("mesh")
-    rules = c.args.kw.get("sharding_rules")
-    return NnxInitializer(sharding, c.args.node(1, "sharding"),
-                          mesh.value if mesh is not None else None,
-                          rules.value if rules is not None else None,
+    return NnxInitializer(sharding, c.args.node(1, "sharding"), _metadata(c, "mesh"),
+                          _metadata(c, "sharding_rules"),
                           default_dtype(c.args.get(0, "initializer")))
+
+
+def _metadata(c: ApiCall, key: str) -> Optional[Value]:
+    """The metadata ``key=`` given at ``c``; None where not given, unknown where a
+    ``**kwargs`` may give it."""
+    given = c.args.kw.get(key)
+    if given is not None:
+        return given.value
+    return UNKNOWN if c.args.starred else None
 
 
 @calls(NnxInitializer)
@@ -134,9 +140,8 @@ def variable(it: ApiContext, c: ApiCall) -> Value:
         if a is not None:
             shape = value.shape if isinstance(value, ArrayVal) else None
             _site(it, c, a.value, a.node or c.node, shape)
-            mesh, rules = c.args.kw.get("mesh"), c.args.kw.get("sharding_rules")
-            init = NnxInitializer(a.value, a.node, mesh.value if mesh is not None else None,
-                                  rules.value if rules is not None else None)
+            init = NnxInitializer(a.value, a.node, _metadata(c, "mesh"),
+                                  _metadata(c, "sharding_rules"))
             return NnxVariable(shard_value(it, c.ctx, c.node, _raw(value), init, "nnx.Param",
                                            at=a.node or c.node))
     it.pass_functions(c.args.args, c.ctx)
@@ -157,7 +162,8 @@ def _site(it: ApiContext, c: ApiCall, sharding: Value, node: cst.CSTNode,
     context = context_rules(it, c.ctx)
     local_v = c.args.kw.get("sharding_rules")
     local = rules_of(local_v.value) if local_v is not None else None
-    if names is None or context is None or (local_v is not None and local is None):
+    if names is None or context is None or (local_v is not None and local is None) or \
+            (local_v is None and c.args.starred):  # **kwargs may give the rules
         return
     try:
         entries = la.nnx_var_pspec(names, context, local)
@@ -229,6 +235,8 @@ def shard_value(it: ApiContext, ctx: MeshCtx, node: cst.CSTNode, value: Value,
             "Flax NNX raises ValueError (\"An auto mesh context or metadata is required if "
             "creating a variable with annotation out_sharding=...\")"))
         return unknown
+    if no_metadata and any(n is not None for n in names):
+        unknown = _needs_mesh_later(it, unknown, names)
     mesh = init.mesh if isinstance(init.mesh, MeshVal) else \
         it.context_mesh(ctx) if no_metadata else None
     try:
@@ -249,8 +257,27 @@ def shard_value(it: ApiContext, ctx: MeshCtx, node: cst.CSTNode, value: Value,
     if mesh.types is None or len(set(mesh.types)) != 1 or mesh.types[0] == AxisType.Manual:
         return unknown  # mixed axis types: flax raises; unknown types: unknown
     dims = spec_dims(spec, mesh, len(value.shape), ctx)
-    return ArrayVal(value.shape, mesh, spec, node, value.varying, dtype=value.dtype,
+    made = ArrayVal(value.shape, mesh, spec, node, value.varying, dtype=value.dtype,
                     weak=False, dims=dims)
+    return _needs_mesh_later(it, made, names) if no_metadata else made
+
+
+def _needs_mesh_later(it: ApiContext, value: ArrayVal, names: tuple) -> ArrayVal:
+    """Note ``value`` as a variable's made from sharding ``names`` with no ``mesh=``
+    metadata: a copy of it made later (an optimizer's moments) reads the mesh from the
+    context again (``names_without_mesh``)."""
+    it.memo(_NAMES_WITHOUT_MESH, dict)[id(value)] = (value, names)
+    return value
+
+
+_NAMES_WITHOUT_MESH = ("nnx variables with sharding names and no mesh metadata",)
+
+
+def names_without_mesh(it: ApiContext, value: Value) -> Optional[tuple]:
+    """The sharding names of a variable ``value`` holds, made with no ``mesh=`` metadata
+    (``_needs_mesh_later``); None for any other value."""
+    made = it.memo(_NAMES_WITHOUT_MESH, dict).get(id(value))
+    return made[1] if made is not None and made[0] is value else None
 
 
 # -- layers --------------------------------------------------------------------------------------

@@ -145,6 +145,27 @@ def chain(it: ApiContext, c: ApiCall) -> Value:
     return TransformVal(tuple(p if isinstance(p, TransformVal) else None for p in c.args.pos), True)
 
 
+def makes_moments(tx: Value) -> Optional[bool]:
+    """Whether ``tx.init(params)`` holds a tree like the params (a moment, a trace, a
+    sum of squares): True, False, or None where the analysis does not know ``tx``."""
+    if not isinstance(tx, TransformVal):
+        return None
+    known = True
+    for part in tx.parts:
+        if isinstance(part, TransformVal):
+            got = makes_moments(part)
+        elif not isinstance(part, tuple):
+            got = None
+        elif part[0] == "momentum":
+            got = tx.momentum
+        else:
+            got = any(how == "like" for _, how in part[1])
+        if got:
+            return True
+        known = known and got is not None
+    return False if known else None
+
+
 def init_state(tx: Value, params: Value) -> Value:
     """What ``tx.init(params)`` returns."""
     if not isinstance(tx, TransformVal):

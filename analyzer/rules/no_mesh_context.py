@@ -6,8 +6,9 @@ class NoMeshContext(ShardRule):
     """
     ## What it does
     Flags a bare `PartitionSpec` (or a `shard_map` without `mesh=`, or a Flax NNX
-    variable made with sharding names and no `mesh=` metadata) used where provably
-    no mesh is set: no `jax.set_mesh(mesh)` before it and no `with jax.set_mesh(mesh):`
+    variable made with sharding names and no `mesh=` metadata, or an `nnx.Optimizer` /
+    `nnx.ModelAndOptimizer` whose optax transformation keeps moments of such variables)
+    used where provably no mesh is set: no `jax.set_mesh(mesh)` before it and no `with jax.set_mesh(mesh):`
     around it, at module level or in a script's entry point. `jax.set_mesh(mesh)` sets the
     mesh when it is called (JAX 0.10-0.12), also where the context manager it returns is
     assigned and never entered (`_ = jax.set_mesh(mesh)`).
@@ -20,7 +21,10 @@ class NoMeshContext(ShardRule):
     sharding names (`nnx.with_partitioning`, `out_sharding=`) when it is made, on the
     mesh `jax.set_mesh` sets, and raises `ValueError: An auto mesh context or metadata
     is required if creating a variable with annotation out_sharding=...` without one;
-    the legacy `with mesh:` sets no mesh it reads. shardcheck reports this only where it
+    the legacy `with mesh:` sets no mesh it reads. An optimizer made after the model,
+    outside its `with jax.set_mesh(mesh):`, raises the same: adam's `mu` and `nu` (any
+    moment, trace or sum of squares) are variables that copy their parameter's
+    metadata (flax 0.12.8 and 0.12.12, optax 0.2.8). shardcheck reports this only where it
     can see every caller; in library code whose callers it cannot see, it stays silent.
 
     ## Example
@@ -124,6 +128,20 @@ class Model(nnx.Module):
 mesh = jax.make_mesh((2, 4), ("data", "model"))
 model = Model(nnx.Rngs(0))
 """, line=7, message="Flax NNX raises", jax_error="An auto mesh context or metadata is required"),
+        Invalid("""import jax
+import optax
+from flax import nnx
+
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        init = nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))
+        self.linear = nnx.Linear(16, 8, kernel_init=init, rngs=rngs)
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    model = Model(nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.adamw(3e-4), wrt=nnx.Param)
+""", line=13, message="optimizer's moments", jax_error="An auto mesh context or metadata is required"),
     ]
 
     def check(self, ctx):

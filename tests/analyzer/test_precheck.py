@@ -123,6 +123,9 @@ NEUTRAL_FAMILIES = {"arrays", "constructors", "transforms", "jit", "control_flow
                     # NNX's layers, transforms and states place nothing by themselves; its
                     # names that do spell the vocabulary (test_nnx_sharding_names_trigger)
                     "flax_nnx",
+                    # NNX's optimizers copy what the parameters were made with
+                    # (`with_partitioning`, which spells the vocabulary where written)
+                    "flax_optimizers",
                     # Linen's layers and init/apply place nothing by themselves; the
                     # boxing of their parameters is ``logical``'s vocabulary
                     "flax_linen",
