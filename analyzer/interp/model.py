@@ -227,8 +227,8 @@ class Interpreter(StatementsMixin, ExpressionsMixin, CallsMixin):
         if not isinstance(fv, FuncVal):
             return
         info = self.register(fv)
-        if self.cur is None:
-            return
+        if self.cur is None or self.dead_branches:
+            return  # (a call in code that never runs here gives the function no context)
         info.calls.setdefault(self.caller, []).append(ctx)
         self.callees.setdefault(self.caller, {})[id(info)] = info
         info.call_args.setdefault(self.caller, []).append(args)

@@ -36,15 +36,21 @@ class StatementsMixin(InterpreterBase):
         whether the block did so."""
         stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
         ended = False
-        for stmt in stmts:
-            n = len(self.returns) if self.returns is not None else 0
-            self.ended = False
-            ctx = self.exec_stmt(stmt, env, ctx)
-            if ended and self.returns is not None:
-                del self.returns[n:]
-            elif self.ended and (isinstance(stmt, _ENDING) or
-                                 (self.assume_defaults and isinstance(stmt, cst.With))):
-                ended = True
+        try:
+            for stmt in stmts:
+                n = len(self.returns) if self.returns is not None else 0
+                self.ended = False
+                ctx = self.exec_stmt(stmt, env, ctx)
+                if ended and self.returns is not None:
+                    del self.returns[n:]
+                elif self.ended and (isinstance(stmt, _ENDING) or
+                                     (self.assume_defaults and isinstance(stmt, cst.With))):
+                    # what follows never runs here (`if mesh is None: raise` for a call
+                    # that passes None): its values are judged nowhere, as a dead branch's
+                    ended = True
+                    self.dead_branches += 1
+        finally:
+            self.dead_branches -= ended
         self.ended = ended
         return ctx
 

@@ -27,8 +27,8 @@ from typing import Any, List, Optional, Tuple
 import libcst as cst
 
 from ..facts import WrongArgumentKind
-from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, ShardingVal,
-                      SpecVal, TupleVal, Value)
+from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, ShardingVal, SpecVal, TupleVal,
+                      Value)
 from ..api import ApiCall, ApiContext
 from .literals import literals_of
 from .pytrees import PyTreeNodeVal, TreeDefVal
@@ -126,9 +126,9 @@ def check_axis_types(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CS
 
 
 def _is_axis_type(v: Value) -> bool:
-    """Whether ``v`` may be an ``AxisType`` (a value of another kind is known not to)."""
-    if isinstance(v, QualName):
-        return v.name.startswith("jax.sharding.AxisType.")
+    """Whether ``v`` may be an ``AxisType``: only a value of another kind the analysis
+    knows (a constant, a tuple, a spec, ...) is not one; any importable name may be
+    (``jax._src.mesh.AxisType.Explicit``, an alias of the enum or of a member)."""
     return not isinstance(v, (Const, TupleVal, DictVal, SpecVal, ShardingVal, MeshVal, ArrayVal,
                               TreeDefVal))
 

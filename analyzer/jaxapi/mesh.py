@@ -131,7 +131,8 @@ def _axis_types(v: Value) -> Optional[Tuple[AxisType, ...]]:
     """The types of ``axis_types=`` (already checked: JAX takes anything but a tuple as a
     tuple of one)."""
     def one(x: Value) -> Optional[AxisType]:
-        if isinstance(x, QualName) and x.name.startswith("jax.sharding.AxisType."):
+        # the public enum, or the module that defines it (``jax._src.mesh.AxisType``)
+        if isinstance(x, QualName) and x.name.rsplit(".", 2)[-2:-1] == ["AxisType"]:
             return _AXIS_TYPES.get(x.name.rsplit(".", 1)[-1])
         return None
     out = tuple(one(i) for i in v.items) if isinstance(v, TupleVal) else (one(v),)

@@ -1,9 +1,10 @@
 """Correct code from sglang-jax that got error-level findings: a value judged in a
 branch Python does not run (``x if mesh is not None else None``), a list the code
 fills with ``.append`` before ``*args`` and ``tuple(specs)``, and a removed API tried
-inside ``try: ... except AttributeError:`` in a module another file calls. Each
-program runs under JAX as written; its twin with the guard or the append taken away
-still gets the finding, and fails under JAX."""
+inside ``try: ... except AttributeError:`` in a module another file calls, and a
+helper called with ``mesh=None`` that raises (``if mesh is None: raise ...``) before
+the ``NamedSharding`` after it. Each program runs under JAX as written; its twin with
+the guard or the append taken away still gets the finding, and fails under JAX."""
 
 import textwrap
 
@@ -81,6 +82,36 @@ BENCH = textwrap.dedent('''\
     ''')
 
 
+# a helper that refuses None before it reaches NamedSharding, called with None by a test
+REFUSES_NONE = textwrap.dedent('''\
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+    def make(mesh, spec):
+        return NamedSharding(mesh, spec)
+
+
+    def init(mesh):
+        if mesh is None:
+            raise ValueError("needs a mesh")
+        return make(mesh, P("data"))
+
+
+    def build(mesh=None):
+        return init(mesh)
+
+
+    try:
+        build()
+    except ValueError as e:
+        RESULT = str(e)
+    ''')
+# the same helper without the test: NamedSharding gets the None
+ACCEPTS_NONE = REFUSES_NONE.replace(
+    '    if mesh is None:\n        raise ValueError("needs a mesh")\n', "")
+
+
 def _errors(code):
     return [(f.code, f.row) for f in check_source(code, "m.py") if f.severity == "error"]
 
@@ -93,6 +124,11 @@ def test_a_value_in_the_branch_python_does_not_run_is_not_judged():
 def test_a_list_filled_by_append_is_not_counted_by_its_first_entries():
     assert _errors(APPENDED) == []
     assert [c for c, _ in _errors(NOT_APPENDED)] == ["SC203"]
+
+
+def test_what_follows_a_raise_the_arguments_take_is_not_judged():
+    assert _errors(REFUSES_NONE) == []
+    assert _errors(ACCEPTS_NONE) == [("SC311", 6)]
 
 
 def test_a_removed_api_tried_in_a_module_another_file_calls_is_guarded_there(tmp_path,
@@ -111,8 +147,12 @@ def test_a_removed_api_tried_in_a_module_another_file_calls_is_guarded_there(tmp
 
 def test_jax_runs_the_correct_programs_and_rejects_their_twins(jax8, tmp_path):
     from jax_snippets import run_programs, run_snippets
-    ok_expr, bad_expr, ok_append, bad_append = run_snippets(
-        [GUARDED_EXPRESSION, UNGUARDED_EXPRESSION, APPENDED, NOT_APPENDED])
+    ok_expr, bad_expr, ok_append, bad_append, refused, accepted = run_snippets(
+        [GUARDED_EXPRESSION, UNGUARDED_EXPRESSION, APPENDED, NOT_APPENDED, REFUSES_NONE,
+         ACCEPTS_NONE])
+    assert refused["status"] == "ok" and refused["result"] == "needs a mesh", refused
+    assert accepted["status"] == "error" and accepted["type"] in ("TypeError", "AttributeError"), \
+        accepted
     assert ok_expr["status"] == "ok" and ok_append["status"] == "ok", (ok_expr, ok_append)
     assert bad_expr["status"] == "error", bad_expr
     assert bad_append["status"] == "error" and "shard_map in_specs" in bad_append["error"], bad_append

@@ -43,6 +43,12 @@ def build_mesh(cfg):
 
 mesh = build_mesh(MeshConfig())
 """, set(), "ok"),
+    "axis-types-from-the-module-that-defines-them": ("""\
+from jax._src.mesh import AxisType
+explicit, auto = AxisType.Explicit, AxisType.Auto
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(explicit, auto))
+one = jax.sharding.AbstractMesh((8,), ("data",), axis_types=auto)
+""", set(), "ok"),
     "abstract-mesh-one-axis-type-for-two-names": ("""\
 def abstract_mesh(shape, names):
     return jax.sharding.AbstractMesh(shape, names, axis_types=jax.sharding.AxisType.Auto)
