@@ -41,6 +41,8 @@ ALIASES: Dict[str, str] = {
     "jax.reshard": "jax.sharding.reshard",
     "jax.sharding.set_mesh": "jax.set_mesh",
     "jax._src.mesh.Mesh": "jax.sharding.Mesh",
+    "jax._src.mesh.AbstractMesh": "jax.sharding.AbstractMesh",
+    "jax._src.mesh.AxisType": "jax.sharding.AxisType",
     "jax._src.partition_spec.PartitionSpec": "jax.sharding.PartitionSpec",
 }
 

@@ -104,7 +104,7 @@ def check_devices(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNo
 
 
 def check_axis_types(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode],
-                     names: Optional[Tuple[str, ...]]) -> bool:
+                     names: Optional[Tuple[Optional[str], ...]]) -> bool:
     """A mesh's ``axis_types``: a tuple of ``AxisType``s, one per axis name (JAX makes
     anything but a tuple a tuple of one; a list or a string is then no ``AxisType``)."""
     items: Tuple[Value, ...] = v.items if isinstance(v, TupleVal) and not v.is_list else (v,)

@@ -150,7 +150,7 @@ _WANTS = {
                   "`{api}` raises TypeError (\"{argument} leaf specifications are expected to be "
                   "PartitionSpec instances or None\")"),
     "axis_types": ("a tuple of `jax.sharding.AxisType`s",
-                   "JAX raises TypeError (\"axis_types passed to Mesh must be of type "
+                   "JAX raises TypeError (\"axis_types passed to {mesh_class} must be of type "
                    "`jax.sharding.AxisType`\")"),
     "axis_types_count": ("one `AxisType` per axis name",
                          "JAX raises ValueError (\"Number of axis names should match the number "
@@ -194,7 +194,8 @@ def _fix(f: WrongArgumentKind) -> str:
 def _message(f: WrongArgumentKind) -> str:
     wants, raises = _WANTS[f.kind]
     raises = raises.format(api=f"jax.{f.api}" if f.api in ("jit", "pjit") else f.api,
-                           argument=f.argument if f.argument != "shardings" else "shardings")
+                           argument=f.argument if f.argument != "shardings" else "shardings",
+                           mesh_class="AbstractMesh" if f.api == "AbstractMesh" else "Mesh")
     api = "jax.jit" if f.api == "jit" else f.api
     where = f" `{f.argument}{f.path}`" if f.path else f" `{f.argument}`"
     more = (f" ({f.others} more lea{'ves' if f.others > 1 else 'f'} of the tree "

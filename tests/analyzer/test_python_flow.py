@@ -53,7 +53,7 @@ def main():
     return jax.device_put(jnp.zeros((16, 6)), NamedSharding(mesh, spec_for(3)))  # <- SC103
 
 main()
-""", "is only valid for values of rank at least 3"),
+""", "compat:spec.longer_than_rank"),
     "an_append_that_may_not_run_leaves_the_spec_unknown": ("""
 import os
 
