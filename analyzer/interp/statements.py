@@ -31,9 +31,10 @@ class StatementsMixin(InterpreterBase):
     def exec_block(self, body: Any, env: Env, ctx: MeshCtx) -> MeshCtx:
         """Run a block's statements. Past a statement that always returns or raises
         (``return``, ``raise``, an ``if`` whose branch Python takes does, a loop over known
-        items that returns), the rest is still read for its sites and findings, but what
-        it returns is dropped: Python never gets there. ``self.ended`` says, after,
-        whether the block did so."""
+        items that returns), the rest is still read for its sites, but as a branch Python
+        does not run: its values are judged nowhere, its calls give no function a context,
+        and what it returns is dropped. ``self.ended`` says, after, whether the block did
+        so."""
         stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
         ended = False
         try:
