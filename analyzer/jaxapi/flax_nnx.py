@@ -197,6 +197,17 @@ def sharded_shape(it: ApiContext, ctx: MeshCtx, mesh: MeshVal,
     return unboxed_shape(it, ctx, shape)
 
 
+NO_MESH_RAISES = ("Flax NNX raises ValueError (\"An auto mesh context or metadata is required "
+                  "if creating a variable with annotation out_sharding=...\")")
+
+
+def legacy_mesh_note(ctx: MeshCtx) -> str:
+    """Why a mesh context in force is none for Flax NNX: only the legacy ``with mesh:``
+    can be (NNX reads the mesh ``jax.set_mesh`` sets)."""
+    return " (the legacy `with mesh:` around it sets no mesh that Flax NNX reads)" \
+        if ctx.mesh is not None else ""
+
+
 def _eager(it: ApiContext) -> bool:
     """Whether variables are sharded when made: flax's default, unless the module turns
     eager sharding off somewhere (``nnx.use_eager_sharding(False)``, a variable's
@@ -224,19 +235,16 @@ def shard_value(it: ApiContext, ctx: MeshCtx, node: cst.CSTNode, value: Value,
             or not _eager(it):
         return unknown
     no_metadata = init.mesh is None or (isinstance(init.mesh, Const) and init.mesh.value is None)
+    if no_metadata:
+        unknown = _needs_mesh_later(it, unknown, names)
     if no_metadata and ctx.known and ctx.eager and (ctx.mesh is None or not ctx.abstract) \
             and any(n is not None for n in names):
         # flax reads the mesh jax.set_mesh sets (the legacy `with mesh:` sets none for it)
-        legacy = " (the legacy `with mesh:` around it sets no mesh that Flax NNX reads)" \
-            if ctx.mesh is not None else ""
         it.record("needs_mesh", NeedsMesh(
             at or node, f"{where} is made with the sharding names {tuple(names)} and no "
-            f"`mesh=` metadata{legacy}", replace(ctx, mesh=None),
-            "Flax NNX raises ValueError (\"An auto mesh context or metadata is required if "
-            "creating a variable with annotation out_sharding=...\")"))
+            f"`mesh=` metadata{legacy_mesh_note(ctx)}", replace(ctx, mesh=None),
+            NO_MESH_RAISES))
         return unknown
-    if no_metadata and any(n is not None for n in names):
-        unknown = _needs_mesh_later(it, unknown, names)
     mesh = init.mesh if isinstance(init.mesh, MeshVal) else \
         it.context_mesh(ctx) if no_metadata else None
     try:

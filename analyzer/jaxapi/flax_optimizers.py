@@ -23,14 +23,13 @@ from ..api import ApiCall, ApiContext, models
 from ..events import NeedsMesh
 from ..values import UNKNOWN, DictVal, InstanceVal, QualName, TupleVal, Value
 from .constructors import unmodelled
-from .flax_nnx import NnxLayer, NnxVariable, names_without_mesh
+from .flax_nnx import (NO_MESH_RAISES, NnxLayer, NnxVariable, legacy_mesh_note,
+                       names_without_mesh)
 from .optax import makes_moments
 
 OPTIMIZERS = ("flax.nnx.Optimizer", "flax.nnx.training.optimizer.Optimizer",
               "flax.nnx.ModelAndOptimizer", "flax.nnx.training.optimizer.ModelAndOptimizer")
 _PARAMS = ("flax.nnx.Param", "flax.nnx.variablelib.Param")
-_RAISES = ("Flax NNX raises ValueError (\"An auto mesh context or metadata is required if "
-           "creating a variable with annotation out_sharding=...\")")
 
 
 @models(*OPTIMIZERS)
@@ -46,12 +45,10 @@ def optimizer(it: ApiContext, c: ApiCall) -> Value:
         return UNKNOWN
     names = _unmeshed(it, c.args.get(0, "model"))
     if names is not None:
-        legacy = " (the legacy `with mesh:` around it sets no mesh that Flax NNX reads)" \
-            if ctx.mesh is not None else ""
         it.record("needs_mesh", NeedsMesh(
             c.node, f"`{c.short}` makes the optimizer's moments of a parameter made with the "
-            f"sharding names {tuple(names)} and no `mesh=` metadata{legacy}",
-            replace(ctx, mesh=None), _RAISES))
+            f"sharding names {tuple(names)} and no `mesh=` metadata{legacy_mesh_note(ctx)}",
+            replace(ctx, mesh=None), NO_MESH_RAISES))
     return UNKNOWN
 
 

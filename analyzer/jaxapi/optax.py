@@ -154,12 +154,9 @@ def makes_moments(tx: Value) -> Optional[bool]:
     for part in tx.parts:
         if isinstance(part, TransformVal):
             got = makes_moments(part)
-        elif not isinstance(part, tuple):
-            got = None
-        elif part[0] == "momentum":
-            got = tx.momentum
         else:
-            got = any(how == "like" for _, how in part[1])
+            recipe = _recipe(tx, part)
+            got = None if recipe is None else any(how == "like" for _, how in recipe[1])
         if got:
             return True
         known = known and got is not None
@@ -179,18 +176,28 @@ def init_state(tx: Value, params: Value) -> Value:
 def _part_state(tx: TransformVal, part: object, params: Value) -> Value:
     if isinstance(part, TransformVal):
         return init_state(part, params)
-    if not isinstance(part, tuple):
+    recipe = _recipe(tx, part)
+    if recipe is None:
         return UNKNOWN
+    kind, fields = recipe
+    return PyTreeNodeVal(kind, tuple((name, _field(how, params)) for name, how in fields))
+
+
+def _recipe(tx: TransformVal, part: object) -> Optional[Tuple[str, _Fields]]:
+    """The (state type, fields) recipe of one of ``tx``'s parts, the learning rate's and
+    sgd's momentum's resolved by what ``tx`` was given; None where not known."""
+    if not isinstance(part, tuple):
+        return None
     kind, fields = part
     if kind == "lr":
         if tx.lr_callable is None:
-            return UNKNOWN
-        kind, fields = _SCHEDULE if tx.lr_callable else _EMPTY
-    elif kind == "momentum":
+            return None
+        return _SCHEDULE if tx.lr_callable else _EMPTY
+    if kind == "momentum":
         if tx.momentum is None:
-            return UNKNOWN
-        kind, fields = _TRACE if tx.momentum else _EMPTY
-    return PyTreeNodeVal(kind, tuple((name, _field(how, params)) for name, how in fields))
+            return None
+        return _TRACE if tx.momentum else _EMPTY
+    return kind, fields
 
 
 def _field(how: str, params: Value) -> Value:

@@ -59,6 +59,16 @@ with jax.set_mesh(mesh):
 with mesh:  # sets no mesh that Flax NNX reads
     optimizer = nnx.ModelAndOptimizer(model, optax.sgd(0.1, momentum=0.9))  # <- SC107
 """, NO_MESH),
+    "parameters_annotated_replicated_need_the_mesh_too": ("""
+class Replicated(nnx.Module):
+    def __init__(self, rngs):
+        init = nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, None))
+        self.up = nnx.Linear(8, 32, kernel_init=init, rngs=rngs)
+
+with jax.set_mesh(mesh):
+    model = Replicated(nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)  # <- SC107
+""", NO_MESH),
     "sgd_without_momentum_keeps_no_moments": ("""
 with jax.set_mesh(mesh):
     model = MLP(nnx.Rngs(0))
