@@ -1,21 +1,20 @@
-"""The rules' codes and names, read from the rule files' text without importing them.
+"""The rules' codes and names, without importing the rules.
 
 Choosing rules (``select``, ``ignore``, ``per-file-ignores``) needs only each rule's
 code, name and whether the engine reports it itself; importing the rules would import
 the analysis (libcst, the interpreter), which a run answered from the cache never needs.
-A rule stays one file: its class attributes are read here, and ``tests/test_startup.py``
-checks that this table is exactly what importing the rules gives.
+They are read from the generated manifest (``manifest.py``, written from the rule classes
+by ``python docs/generate.py``); ``tests/test_docs.py`` fails when it is out of date, and
+``tests/check/test_startup.py`` checks that this table is what importing the rules gives.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import sys
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict
 
-_FIELD = re.compile(r'^    (CODE|NAME) = "([^"\n]+)"$|^    (META) = (True|False)$', re.MULTILINE)
+from . import manifest
 
 
 @dataclass(frozen=True)
@@ -26,26 +25,13 @@ class RuleInfo:
     META: bool = False
 
 
-_SCANNED: Optional[Dict[str, RuleInfo]] = None
+_FROM_MANIFEST = {code: RuleInfo(name, meta) for code, (name, _, meta) in manifest.RULES.items()}
 
 
 def rule_table() -> Dict[str, RuleInfo]:
-    """Code -> the rule's name and META flag, sorted by code: the rule files', and any
-    rule class registered in this process beyond them (a plugin's, a test's)."""
-    global _SCANNED
-    if _SCANNED is None:
-        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
-        table = {}
-        for name in sorted(os.listdir(here)):
-            if not name.endswith(".py") or name.startswith("_"):
-                continue
-            with open(os.path.join(here, name), encoding="utf-8") as f:
-                fields = {m.group(1) or m.group(3): m.group(2) or m.group(4)
-                          for m in _FIELD.finditer(f.read())}
-            if "CODE" in fields and "NAME" in fields:
-                table[fields["CODE"]] = RuleInfo(fields["NAME"], fields.get("META") == "True")
-        _SCANNED = table
-    table = dict(_SCANNED)
+    """Code -> the rule's name and META flag, sorted by code: the manifest's rules, and
+    any rule class registered in this process beyond them (a plugin's, a test's)."""
+    table = dict(_FROM_MANIFEST)
     rule = sys.modules.get(f"{__package__}.rule")  # imported: classes may have registered
     if rule is not None:
         for code, cls in rule.ShardRule.registry.items():

@@ -34,27 +34,23 @@ import sys
 import weakref
 from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Set
 
+from . import manifest
 from .project import relative_base
 
 if TYPE_CHECKING:
     from .project import Project
 
-# Lower-case substrings: every name of the sharding vocabulary contains one of them.
-TRIGGERS = (
-    "mesh",  # Mesh, AbstractMesh, make_mesh, set_mesh, use_mesh, mesh_utils, ...
-    "shard",  # NamedSharding, shard_map, *_sharding(s)=, sharding_types, Sharded
-    "reshard",  # (in "shard" too, but relevance.spells matches words at their start)
-    "partition",  # PartitionSpec
-    "psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "pcast",
-    "pbroadcast", "pshuffle", "pswapaxes", "pvary", "psend", "precv", "axis_index",
-    "axis_size",  # the collectives
-    "pjit", "xmap", "maps", "thread_resources",  # legacy APIs (deprecated or removed)
-    "gda_serialization", "global_device_array",  # GlobalDeviceArray's, removed
-    "globaldevicearray", "multiprocess_array", "is_cpu_platform",  # Flax's removed helpers
-    "device_put", "axistype", "typeof",
-    "logical",  # Flax: logical_axis_rules, with_logical_constraint, logical_to_mesh_axes
-    "axis_rules", "_with_axes",  # flax.linen.partitioning's t5x-style names
+# Lower-case words no registry lists, each standing for an open class of names: every
+# name of the sharding vocabulary the registries do list is found by ``TRIGGERS``, which
+# ``registry_manifest`` derives from them and these (generated into ``manifest.py``).
+OPEN_WORDS = (
+    "mesh",  # mesh=, mesh_utils, a project's own make_*_mesh helpers
+    "shard",  # *_sharding(s)= keywords, sharding_types, Sharded, a project's shard_* helpers
+    "partition",  # Flax's partitioning modules, partition_spec=, a project's partition rules
+    "logical",  # Flax's logical-axis names, and a project's own wrappers of them
+    "_with_axes",  # flax.linen.partitioning's t5x-style names (param_with_axes, ...)
 )
+TRIGGERS = manifest.PRECHECK_WORDS
 # ``jax.P`` (``from jax import P``): the one short alias of the vocabulary.
 _P_ALIAS = re.compile(r"P(?!\w)")  # not preceded by a word character either (checked apart:
 # a pattern that starts with a look-behind is searched for 30x slower)

@@ -7,8 +7,11 @@
 - ``docs/configuration-reference.md``: every ``[tool.shardcheck]`` key
   (``shardcheck/check/config_keys.py``);
 - ``docs/changelog.md``: ``CHANGELOG.md``, and ``docs/index.md``: the README;
-- ``docs/manifest.json``: the rule codes, names and severities, the names each API family
-  of the interpreter models, and the pre-check's vocabulary.
+- the manifest, ``docs/manifest.json`` and ``analyzer/manifest.py`` (the table the
+  analyzer's light paths read: rule codes and names, the pre-check's vocabulary): the
+  rule codes, names and severities, the names each API family of the interpreter models
+  and whether they make sharding values, and the pre-check's vocabulary derived from them
+  (``analyzer/registry_manifest.py``).
 
     python docs/generate.py          # write them
     python docs/generate.py --check  # exit 1, naming each page that is out of date
@@ -30,14 +33,18 @@ DOCS = pathlib.Path(__file__).resolve().parent
 def pages() -> Dict[str, str]:
     """Each generated page, by its path under docs/."""
     from shardcheck.analyzer.rules import all_rules
+    from shardcheck.analyzer import registry_manifest
     from shardcheck.check.config_keys import reference
     rules = all_rules()
+    table = manifest()
     changelog = (DOCS.parent / "CHANGELOG.md").read_text(encoding="utf-8")
     out = {"index.md": _home(), "rules/index.md": _index(rules),
            "changelog.md": "<!-- generated from CHANGELOG.md by docs/generate.py -->\n" +
                            changelog.replace("](docs/", "]("),
            "configuration-reference.md": reference() + "\n",
-           "manifest.json": json.dumps(manifest(), indent=1, sort_keys=True) + "\n"}
+           "manifest.json": json.dumps(table, indent=1, sort_keys=True) + "\n",
+           # outside docs/: what the light paths of the analyzer read (catalog, precheck)
+           "../analyzer/manifest.py": registry_manifest.python_module(table)}
     for code, rule in rules.items():
         out[f"rules/{code}.md"] = _rule_page(rule)
     return out
@@ -55,22 +62,9 @@ def _home() -> str:
 
 
 def manifest() -> dict:
-    """What the registries hold, for the docs and for tools that read them."""
-    from shardcheck.analyzer import api, jaxapi  # noqa: F401  # jaxapi registers the handlers
-    from shardcheck.analyzer.precheck import TRIGGERS
-    from shardcheck.analyzer.rules import all_rules
-    families: Dict[str, list] = {}
-    for name, fn in api._BY_NAME.items():
-        families.setdefault(fn.__module__.rsplit(".", 1)[-1], []).append(name)
-    for prefix, fn in api._BY_PREFIX:
-        families.setdefault(fn.__module__.rsplit(".", 1)[-1], []).append(prefix + "*")
-    return {
-        "rules": [{"code": r.CODE, "name": r.NAME, "severity": r.SEVERITY,
-                   "jax_since": r.JAX_SINCE, "summary": r.summary()}
-                  for r in all_rules().values()],
-        "api_families": {k: sorted(v) for k, v in sorted(families.items())},
-        "precheck_vocabulary": sorted(TRIGGERS),
-    }
+    """What the registries hold (``analyzer/registry_manifest.py``)."""
+    from shardcheck.analyzer import registry_manifest
+    return registry_manifest.build()
 
 
 def _index(rules) -> str:

@@ -29,6 +29,10 @@ from ..api import (ApiCall, ApiContext, attribute_of, hook, index_of, method_of,
                    models_prefix)
 from .specs import out_sharding_fn
 
+# Not the pre-check's vocabulary: arrays without a sharding never conflict: a sharded
+# operand comes from a name of the vocabulary
+MAKES_SHARDINGS = False
+
 
 _OP_SYMBOLS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//",
                "Modulo": "%", "Power": "**", "BitAnd": "&", "BitOr": "|", "BitXor": "^",

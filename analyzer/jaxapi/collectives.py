@@ -14,6 +14,11 @@ from ..values import UNKNOWN, ArrayVal, Const, Value, const_str, str_tuple, vary
 from ..provenance import Origin, leaves, note, origin_of
 from ..api import ApiCall, ApiContext, models
 
+# The pre-check's vocabulary (jax.lax's collectives): the names this family models
+# make sharding values, so a file spelling one is analysed
+# (analyzer/registry_manifest.py).
+MAKES_SHARDINGS = True
+
 
 _REDUCTIONS = ("psum", "pmean", "pmax", "pmin")
 _MOVES = ("all_gather", "psum_scatter", "ppermute", "all_to_all", "pshuffle")

@@ -31,6 +31,10 @@ from ..api import ApiCall, ApiContext, method_of, models
 from ..interp.objects import library_class
 from ..values import UNKNOWN, ClassVal, Const, DictVal, InstanceVal, TupleVal, Value
 
+# Not the pre-check's vocabulary: config objects hold values: a mesh or spec in one
+# spells the vocabulary where it is made
+MAKES_SHARDINGS = False
+
 CONFIG_DICTS = ("ml_collections.ConfigDict", "ml_collections.config_dict.ConfigDict",
                 "ml_collections.config_dict.config_dict.ConfigDict")
 FROZEN_CONFIG_DICTS = ("ml_collections.FrozenConfigDict",

@@ -19,6 +19,10 @@ from .placement import check_out_sharding
 from ..api import ApiCall, ApiContext, method_of, models, models_prefix
 from .specs import out_sharding_fn, spec_and_mesh, spec_dims
 
+# Not the pre-check's vocabulary: arrays without a sharding never conflict: a sharded
+# operand comes from a name of the vocabulary
+MAKES_SHARDINGS = False
+
 
 _RANDOM_DTYPES = {  # jax.random.<name>: (dtype arg index, default dtype)
     **{n: (2, "float32") for n in ("normal", "uniform", "gumbel", "laplace", "logistic",

@@ -21,6 +21,11 @@ from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, Partia
                       TupleVal, Value, const_int, join, varying_of)
 from ..api import ApiCall, ApiContext, models
 
+# Not the pre-check's vocabulary: scan and cond carry whatever the shard_map or mesh
+# around them makes (a body in a file of its own is checked from the file that maps
+# it)
+MAKES_SHARDINGS = False
+
 
 CONTROL_FLOW = ("jax.lax.scan", "jax.lax.fori_loop", "jax.lax.while_loop", "jax.lax.cond",
                 "jax.lax.switch")

@@ -32,6 +32,11 @@ import libcst as cst
 from ..values import UNKNOWN, RuleTreeVal, Value
 from ..api import ApiCall, ApiContext, models
 
+# Not the pre-check's vocabulary: NNX filter tables (`StateSharding`, `prefix`) only
+# arrange the shardings or specs written in them, which spell the vocabulary
+# themselves (or come from a module that does)
+MAKES_SHARDINGS = False
+
 
 
 @models("flax.nnx.StateSharding", "flax.nnx.transforms.compilation.StateSharding")

@@ -44,6 +44,10 @@ from .flax_nnx import NNX_ACTIVATIONS
 from .initializers import default_dtype
 from .logical import context_rules, record_param_spec, spec_entries, unboxed_shape
 
+# Not the pre-check's vocabulary: Linen's layers and init/apply place nothing by
+# themselves; the boxing of their parameters is `logical`'s vocabulary
+MAKES_SHARDINGS = False
+
 LINEN_MODULES = ("flax.linen.Module", "flax.linen.module.Module")
 
 

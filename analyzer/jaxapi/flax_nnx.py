@@ -52,6 +52,11 @@ from .logical import (LogicalResolution, context_rules, names_of, rules_of, spec
 from .initializers import default_dtype
 from .specs import out_sharding_fn, spec_dims
 
+# Not the pre-check's vocabulary: NNX's layers, transforms and states place nothing by
+# themselves; its names that do spell the vocabulary (`with_partitioning`,
+# `get_partition_spec`, `get_named_sharding`, the sharding keywords of `nnx.Param`)
+MAKES_SHARDINGS = False
+
 
 # -- sharding metadata ---------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)

@@ -27,6 +27,10 @@ from .flax_nnx import (NO_MESH_RAISES, NnxLayer, NnxVariable, legacy_mesh_note,
                        names_without_mesh)
 from .optax import makes_moments
 
+# Not the pre-check's vocabulary: NNX's optimizers copy what the parameters were made
+# with (`with_partitioning`, which spells the vocabulary where written)
+MAKES_SHARDINGS = False
+
 OPTIMIZERS = ("flax.nnx.Optimizer", "flax.nnx.training.optimizer.Optimizer",
               "flax.nnx.ModelAndOptimizer", "flax.nnx.training.optimizer.ModelAndOptimizer")
 _PARAMS = ("flax.nnx.Param", "flax.nnx.variablelib.Param")

@@ -18,6 +18,10 @@ from .. import ops
 from ..api import ApiCall, ApiContext, calls, models
 from ..values import UNKNOWN, ArrayVal, QualName, Value, int_tuple
 
+# Not the pre-check's vocabulary: initializers make values of a shape; a sharding
+# comes with the partitioning that wraps them
+MAKES_SHARDINGS = False
+
 _MODULES = ("jax.nn.initializers", "flax.nnx.initializers", "flax.linen.initializers",
             "flax.nnx.nn.initializers")
 _FACTORIES = ("constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",

@@ -31,6 +31,10 @@ from .shard_map import call_shard_map, keyword_name
 from .specs import spec_and_mesh, spec_dims, spec_leaves
 from .transforms import call_grad
 
+# Not the pre-check's vocabulary: jit's checks need `in_shardings=`/`out_shardings=`,
+# which spell the vocabulary
+MAKES_SHARDINGS = False
+
 
 
 # keyword arguments JAX removed, and their names today (JAX 0.4.14 deleted pjit's and jit's

@@ -24,6 +24,11 @@ from ..values import (UNKNOWN, ArrayVal, Const, LogicalInit, MeshVal, QualName, 
 from ..api import ApiCall, ApiContext, hook, models
 from .initializers import default_dtype
 
+# The pre-check's vocabulary (Flax's logical axis names and rules): the names this
+# family models make sharding values, so a file spelling one is analysed
+# (analyzer/registry_manifest.py).
+MAKES_SHARDINGS = True
+
 
 _LINEN = ("flax.linen", "flax.linen.spmd", "flax.linen.partitioning")
 _CORE = ("flax.core.spmd", "flax.linen", "flax.nnx", "flax.linen.spmd")

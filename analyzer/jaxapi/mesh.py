@@ -22,6 +22,10 @@ from .devices import device_setup
 from .logical import enter_rules
 from ..api import ApiCall, ApiContext, attribute_of, hook, models
 
+# The pre-check's vocabulary (meshes): the names this family models make sharding
+# values, so a file spelling one is analysed (analyzer/registry_manifest.py).
+MAKES_SHARDINGS = True
+
 
 _AXIS_TYPES = {t.value: t for t in AxisType}
 

@@ -23,6 +23,10 @@ from ..values import (UNKNOWN, ArrayVal, Const, FuncVal, PartialVal, TupleVal, V
 from .constructors import unmodelled
 from .pytrees import PyTreeNodeVal, map_leaves, map_pairs, node_method
 
+# Not the pre-check's vocabulary: optax's transformations copy the parameters'
+# shardings; they make none
+MAKES_SHARDINGS = False
+
 # How a state field is made from the params: "count" (an int32 scalar), "like" (the
 # params' tree of zeros), "lr" (the learning-rate transformation's whole state).
 _Fields = Tuple[Tuple[str, str], ...]

@@ -29,6 +29,10 @@ from .constructors import unmodelled
 from .pytrees import holds_unknown, leaves_of
 from .specs import out_sharding_fn
 
+# Not the pre-check's vocabulary: optax's losses are jnp ops: a sharded operand comes
+# from elsewhere
+MAKES_SHARDINGS = False
+
 _SCE_INT = ("optax.softmax_cross_entropy_with_integer_labels",
             "optax.losses.softmax_cross_entropy_with_integer_labels")
 _SCE = ("optax.softmax_cross_entropy", "optax.losses.softmax_cross_entropy")

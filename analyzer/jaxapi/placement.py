@@ -21,6 +21,11 @@ from .pytrees import PyTreeNodeVal, same_node_type
 from .shard_map import keyword_name
 from .specs import spec_and_mesh, spec_dims
 
+# The pre-check's vocabulary (device_put, reshard and sharding constraints): the names
+# this family models make sharding values, so a file spelling one is analysed
+# (analyzer/registry_manifest.py).
+MAKES_SHARDINGS = True
+
 
 _WHAT = {api.DEVICE_PUT: "device_put", api.WITH_SHARDING_CONSTRAINT: "with_sharding_constraint",
          api.RESHARD: "reshard"}

@@ -22,6 +22,9 @@ from ..interp.state import Arg
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal, QualName,
                       ShardingVal, SpecVal, TupleVal, Value)
 
+# Not the pre-check's vocabulary: tree utilities move values; they make no sharding
+MAKES_SHARDINGS = False
+
 
 @dataclass(frozen=True, eq=False)
 class TreeDefVal(Value):

@@ -16,6 +16,11 @@ from ..interp.state import Arg, Env
 from ..values import UNKNOWN, ArrayVal, FuncVal, JitVal, QualName, Unknown, Value, const_str
 from ..api import ApiCall, ApiContext, hook, models
 
+# The pre-check's vocabulary (the runtime layer's annotations and assertions): the
+# names this family models make sharding values, so a file spelling one is analysed
+# (analyzer/registry_manifest.py).
+MAKES_SHARDINGS = True
+
 
 
 def declared_type(it: ApiContext, expr: cst.BaseExpression, env: Env, ctx: MeshCtx) -> Any:

@@ -21,6 +21,10 @@ from .closures import check_closures
 from ..api import ApiCall, ApiContext, calls, hook, models
 from .specs import spec_leaves
 
+# The pre-check's vocabulary (shard_map): the names this family models make sharding
+# values, so a file spelling one is analysed (analyzer/registry_manifest.py).
+MAKES_SHARDINGS = True
+
 
 
 @models(*api.SHARD_MAPS)

@@ -17,6 +17,11 @@ from ..api import ApiCall, ApiContext, attribute_of, hook, models, models_prefix
 if TYPE_CHECKING:
     import libcst as cst
 
+# The pre-check's vocabulary (partition specs and shardings): the names this family
+# models make sharding values, so a file spelling one is analysed
+# (analyzer/registry_manifest.py).
+MAKES_SHARDINGS = True
+
 Dims = Tuple[Tuple[str, ...], ...]
 OutSharding = Callable[[Value, Optional[int]], Optional[Tuple[Dims, frozenset]]]
 

@@ -20,6 +20,10 @@ from .control_flow import CONTROL_FLOW
 from ..provenance import Origin, leaves, note
 from ..api import ApiCall, ApiContext, callee_handler, calls, hook, models
 
+# Not the pre-check's vocabulary: transforms run functions: what they carry comes from
+# the vocabulary elsewhere
+MAKES_SHARDINGS = False
+
 
 # Run the function they are given where they are called, binding no axis names.
 TRANSPARENT_WRAPPERS = ("jax.grad", "jax.value_and_grad", "jax.checkpoint", "jax.remat",

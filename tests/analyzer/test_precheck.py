@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from shardcheck.analyzer import compat, precheck, relevance
+from shardcheck.analyzer import precheck, registry_manifest, relevance
 from shardcheck.check import runner
 from shardcheck.check.config import Config, from_table
 from shardcheck.analyzer.engine import check_source
@@ -108,75 +108,43 @@ def test_a_skipped_file_is_rechecked_when_an_imported_module_starts_using_shardi
         == [("user.py", "SC306")]
 
 
-# -- the vocabulary: every modelled name outside the neutral families is spelled ------------
-# Families whose names make no mesh, spec, sharding or collective by themselves: arrays
-# and constructors type arrays (sharded only when an argument or `out_sharding=` already
-# is), transforms and jit run functions (`jit`'s checks need `in_/out_shardings=`), and
-# control flow (scan, cond) carries whatever the shard_map or mesh around it makes (a
-# body in a file of its own is checked from the file that maps it). NNX filter tables
-# (`StateSharding`, `prefix`) only arrange the shardings or specs written in them, which
-# spell the vocabulary themselves (or come from a module that does).
-NEUTRAL_FAMILIES = {"arrays", "constructors", "transforms", "jit", "control_flow",
-                    "filter_tables", "configs", "optax", "pytrees",
-                    # optax's losses are jnp ops: a sharded operand comes from elsewhere
-                    "optax_losses", "initializers",
-                    # NNX's layers, transforms and states place nothing by themselves; its
-                    # names that do spell the vocabulary (test_nnx_sharding_names_trigger)
-                    "flax_nnx",
-                    # NNX's optimizers copy what the parameters were made with
-                    # (`with_partitioning`, which spells the vocabulary where written)
-                    "flax_optimizers",
-                    # Linen's layers and init/apply place nothing by themselves; the
-                    # boxing of their parameters is ``logical``'s vocabulary
-                    "flax_linen",
-                    # array serialization places nothing; what is checked there is the
-                    # renamed keyword in_sharding=, which spells the vocabulary
-                    # (test_array_serialization_is_analysed_by_its_renamed_keyword)
-                    "serialization"}
+# -- the vocabulary: every name of a family that makes sharding values is spelled ----------
+# Each API family says whether its names make sharding values (``MAKES_SHARDINGS`` in its
+# module, with the reason when they do not); the manifest derives the pre-check's words
+# from those that do, the deprecated and removed APIs and their other spellings
+# (analyzer/registry_manifest.py), and these tests check the words find every one.
 
 
-def _modelled():
-    from shardcheck.analyzer import api, jaxapi  # noqa: F401  # jaxapi registers the handlers
-    registry = api
-    entries = [(n, f) for n, f in registry._BY_NAME.items()] + list(registry._BY_PREFIX)
-    return [(name, fn.__module__.rsplit(".", 1)[-1]) for name, fn in entries]
+def test_every_handler_family_says_whether_it_makes_shardings(monkeypatch):
+    from shardcheck.analyzer import api
+    families = registry_manifest.families()
+    assert {"mesh", "specs", "collectives", "shard_map"} <= \
+        {name for name, (makes, _) in families.items() if makes}
+    assert not families["arrays"][0] and not families["transforms"][0]
+
+    def handler(call, ctx):  # a family module that does not say
+        return None
+    handler.__module__ = "json"
+    monkeypatch.setitem(api._BY_NAME, "somelib.new_api", handler)
+    with pytest.raises(TypeError, match="json models 'somelib.new_api' but does not say"):
+        registry_manifest.families()
 
 
-def test_every_handler_family_is_classified():
-    families = {family for _, family in _modelled()}
-    sharding = families - NEUTRAL_FAMILIES
-    assert sharding == {"mesh", "specs", "placement", "collectives", "shard_map",
-                        "runtime_layer", "logical"}, "classify a new family in precheck's tests"
-
-
-def _spelled(name: str) -> str:
-    """The least of ``name`` a source must spell to reach it: its last component (for a
-    special method, the class's, whose value it is called on)."""
-    parts = name.rstrip(".*").split(".")
-    return next(p for p in reversed(parts) if not p.startswith("__"))
-
-
-def _must_trigger():
-    names = {name for name, family in _modelled() if family not in NEUTRAL_FAMILIES}
-    names.update(compat.DEPRECATED)
-    names.update(compat.FLAX_REMOVED)
-    targets = set(names)
-    for profile in compat.PROFILES:
-        for alias, canonical in {**profile.legacy_aliases, **profile.aliases}.items():
-            if canonical in targets or compat.deprecated_entry(canonical):
-                names.add(alias)
-    return sorted(n for n in names if n)
-
-
-# NNX variables place nothing unless given a sharding keyword (sharding=, out_sharding=,
-# sharding_names=, sharding_rules=): the keyword is what the file must spell
-_BY_KEYWORD = {"flax.nnx.Param", "flax.nnx.Variable", "flax.nnx.variablelib.Param",
-               "flax.nnx.variablelib.Variable"}
+def test_the_vocabulary_is_derived_from_the_registries():
+    words = registry_manifest.precheck_words()
+    assert tuple(words) == precheck.TRIGGERS, "run `python docs/generate.py`"
+    assert set(precheck.OPEN_WORDS) <= set(words)
+    # no word is kept that the others already find each name it stands for by
+    spellings = {registry_manifest.spelled(n) for n in registry_manifest.vocabulary_names()}
+    for word in set(words) - set(precheck.OPEN_WORDS):
+        rest = set(words) - {word}
+        assert any(word in s.lower() and not registry_manifest.found_by(rest, s)
+                   for s in spellings), word
 
 
 def test_nnx_variables_are_analysed_by_their_sharding_keywords():
     from shardcheck.analyzer.jaxapi.names import NNX_SHARDING_KEYS, NNX_VARIABLES
-    assert set(NNX_VARIABLES) == _BY_KEYWORD
+    assert set(NNX_VARIABLES) == registry_manifest.BY_KEYWORD
     assert all(precheck.spells_sharding_api(f"p = nnx.Param(w, {k}=s)\n")
                for k in NNX_SHARDING_KEYS)
 
@@ -193,9 +161,9 @@ def test_nnx_sharding_names_trigger():
         assert precheck.spells_sharding_api(f"x = nnx.{word}\n"), word
 
 
-@pytest.mark.parametrize("name", [n for n in _must_trigger() if n not in _BY_KEYWORD])
+@pytest.mark.parametrize("name", registry_manifest.vocabulary_names())
 def test_each_name_of_the_sharding_vocabulary_triggers_the_analysis(name):
-    word = _spelled(name)
+    word = registry_manifest.spelled(name)
     if word == "P":  # jax.P: `from jax import P` spells jax as well
         assert precheck.spells_sharding_api("from jax import P\n")
         assert not precheck.spells_sharding_api("from jax import Pytree\n")

@@ -61,7 +61,7 @@ def test_a_fully_cached_run_imports_no_libcst(tmp_path):
     assert second[:2] == first[:2] and second[2] == "[]", second[2]
 
 
-def test_the_rule_table_read_from_the_rule_files_is_the_rules(tmp_path):
+def test_the_rule_table_read_from_the_manifest_is_the_rules(tmp_path):
     assert {c: (r.NAME, r.META) for c, r in rule_table().items()} == \
         {c: (r.NAME, r.META) for c, r in all_rules().items()}
 
