@@ -99,6 +99,20 @@ with jax.set_mesh(mesh):
 """, line=13, message="varies over 'model'", jax_error="require replication"),
         Invalid("""import jax
 import jax.numpy as jnp
+from jax import P
+
+def loss_and_grads(w, xb):
+    loss, grads = jax.value_and_grad(lambda w: jnp.sum((xb @ w) ** 2))(w)
+    return loss, grads  # grads come back summed (w is replicated); loss does not
+
+mesh = jax.make_mesh((8,), ("data",))
+with jax.set_mesh(mesh):
+    x = jax.device_put(jnp.ones((32, 4)), P("data", None))
+    loss, grads = jax.shard_map(loss_and_grads, in_specs=(P(), P("data", None)),
+                                out_specs=(P(), P()))(jnp.ones(4), x)
+""", line=13, message="psum(loss, 'data')", jax_error="require replication"),
+        Invalid("""import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import P
 
@@ -144,15 +158,16 @@ with jax.set_mesh(mesh):
             # one finding per out_specs entry and axes, at the entry, noting each return
             claims: dict = {}
             for ret_node, value in sm.returns:
-                for out_value, spec in _pairs(value, sm.out_specs):
+                for index, out_value, spec in _pairs(value, sm.out_specs):
                     if not isinstance(out_value, ArrayVal) or out_value.varying is None:
                         continue
                     named = set(spec.axis_names()) | {a for a in spec.unreduced + spec.reduced if a}
                     missing = tuple(sorted((out_value.varying & manual) - named))
                     if missing:
-                        claims.setdefault((spec, missing), []).append((ret_node, out_value))
+                        claims.setdefault((index, spec, missing), []).append(
+                            (ret_node, index, out_value))
             gathers = {id(f.value): node for node, f in ctx.facts(facts.VaryingGather)}
-            for (spec, missing), returns in claims.items():
+            for (_, spec, missing), returns in claims.items():
                 finding = self._finding(ctx, sm, spec, missing, returns, gathers)
                 if finding is not None:
                     yield finding
@@ -160,7 +175,7 @@ with jax.set_mesh(mesh):
     def _finding(self, ctx, sm, spec, missing, returns, gathers):
         axes = ", ".join(repr(a) for a in missing)
         first = missing[0]
-        values = [v for _, v in returns]
+        values = [v for _, _, v in returns]
         gather = next((gathers[id(v)] for v in values if id(v) in gathers), None)
         if sm.check_vma is False:
             what = ("With check_vma=False JAX does not check this and silently "
@@ -182,30 +197,39 @@ with jax.set_mesh(mesh):
                    "from a replicated one only")
         else:
             why = (f"nothing reduced it over {'that axis' if len(missing) == 1 else 'those axes'}")
-            fix = (f"Reduce it with `jax.lax.psum({_code(ctx, returns[0][0])}, {first!r})` (or "
+            fix = (f"Reduce it with `jax.lax.psum({_code(ctx, *returns[0][:2])}, {first!r})` (or "
                    f"pmean/pmax), or keep it sharded by naming {first!r} in out_specs")
         return self.report(
             spec_entry_node(sm, spec, "out_specs"),
             f"`out_specs={spec.describe()}` claims this output is replicated over "
             f"{axes}, but the value returned varies over {axes}: {why}. {what}. {fix}.",
-            related=[(r, f"the value returned here varies over {axes}") for r, _ in returns]
+            related=[(r, f"the value returned here varies over {axes}") for r, _, _ in returns]
             + ([(gather, "gathered here")] if gather is not None else []))
 
 
 def _pairs(value, specs):
-    """(returned array, its out_specs entry) pairs; a single P applies to every output."""
+    """(position in the returned tuple or None, returned array, its out_specs entry)
+    triples; a single P applies to every output."""
     if isinstance(specs, SpecVal):
         if isinstance(value, TupleVal):
-            return [(v, specs) for v in value.items]
-        return [(value, specs)]
+            return [(i, v, specs) for i, v in enumerate(value.items)]
+        return [(None, value, specs)]
     if isinstance(specs, TupleVal) and isinstance(value, TupleVal) and len(specs.items) == len(value.items):
-        return [(v, s) for v, s in zip(value.items, specs.items) if isinstance(s, SpecVal)]
+        return [(i, v, s) for i, (v, s) in enumerate(zip(value.items, specs.items))
+                if isinstance(s, SpecVal)]
     return []
 
 
-def _code(ctx, ret_node) -> str:
-    """The returned expression's source, when short enough to quote."""
+def _code(ctx, ret_node, index=None) -> str:
+    """The returned expression's source (its ``index``-th element, for an output of a
+    returned tuple written as one), when short enough to quote."""
     value = ret_node.value if isinstance(ret_node, cst.Return) else ret_node
+    if index is not None:
+        elements = value.elements if isinstance(value, cst.Tuple) else None
+        if elements is None or index >= len(elements) or any(
+                isinstance(e, cst.StarredElement) for e in elements):
+            return "y"
+        value = elements[index].value
     if value is None:
         return "y"
     text = ctx.model.module.code_for_node(value).strip()
