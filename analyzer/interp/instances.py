@@ -39,7 +39,8 @@ from ..events import MeshCtx
 from ..syntax import dotted
 from ..values import (SPREAD, UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, IteratorVal, JitVal,
                       PartialVal, Value)
-from .objects import _assigned_attributes, _lineage, _method, all_fields, instance_attribute, lookup
+from .objects import (_assigned_attributes, _lineage, _method, all_fields, count_of,
+                      instance_attribute, lookup)
 
 # what runs when a class is called, in order, after __init__ (Python, dataclasses, Flax Linen)
 AFTER_INIT = ("__post_init__", "setup")
@@ -293,7 +294,7 @@ def _assignments(it: Any, cls: ClassVal, attr: str) -> Optional[int]:
         counts = it.memo(("attribute assignments", id(m)), lambda m=m: module_assignments(m))
         if counts is None:
             return None
-        total += counts.get(attr, 0)
+        total += count_of(counts, attr)
     return total
 
 

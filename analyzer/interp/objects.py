@@ -15,6 +15,7 @@ import libcst as cst
 
 from ..syntax import dotted, none_test, root_name, target_names, walk
 from ..values import UNKNOWN, ClassVal, Const, FuncVal, InstanceVal, PartialVal, QualName, Value
+from .set_by_name import SET_BY_NAME, NamesSet, loop_names, names_set
 
 _DATACLASS_DECORATORS = ("dataclass", "dataclasses.dataclass", "struct.dataclass",
                          "flax.struct.dataclass", "chex.dataclass")
@@ -110,20 +111,29 @@ def _assigned_on_self(stmt: cst.ClassDef) -> Tuple[set, bool]:
         if not params:
             continue
         me = params[0].name.value
+        loops = None
         for t in _assigned_attributes(s.body):
             if isinstance(t, cst.Attribute):
                 if isinstance(t.value, cst.Name) and t.value.value == me:
                     out.add(t.attr.value)
             elif isinstance(t, cst.Call) and len(t.args) >= 2:
-                key = t.args[1].value
-                if isinstance(key, cst.SimpleString):
-                    out.add(key.evaluated_value)
-                else:
+                loops = loop_names(stmt) if loops is None else loops
+                sets = names_set(t, loops)
+                if sets is None:
                     opaque = True
+                else:
+                    out |= sets.names
+                    out |= {p + PREFIXED for p in sets.prefixes}
     return out, opaque
 
 
-_SET_BY_NAME = ("setattr", "object.__setattr__")
+PREFIXED = "*"  # set_elsewhere holds ``layer_*`` for the names a setattr sets by a prefix
+
+
+def set_elsewhere(cls: ClassVal, attr: str) -> bool:
+    """Whether ``cls``'s methods set ``attr`` (``make_class``'s ``set_elsewhere``)."""
+    return attr in cls.set_elsewhere or any(
+        n.endswith(PREFIXED) and attr.startswith(n[:-1]) for n in cls.set_elsewhere)
 
 
 def _assigned_attributes(root: cst.CSTNode) -> Iterator[cst.BaseExpression]:
@@ -141,7 +151,7 @@ def _assigned_attributes(root: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         kind = type(n)
         if kind is cst.AssignTarget or kind is cst.AnnAssign or kind is cst.AugAssign:
             yield from targets(n.target)  # type: ignore[attr-defined]  # each has a target
-        elif kind is cst.Call and dotted(n.func) in _SET_BY_NAME:  # type: ignore[attr-defined]
+        elif kind is cst.Call and dotted(n.func) in SET_BY_NAME:  # type: ignore[attr-defined]
             yield n  # type: ignore[misc]  # a Call
 
 
@@ -239,7 +249,7 @@ def instance_attribute(it: Any, inst: InstanceVal, attr: str, ctx: Any) -> Value
         return set_up_mesh(it, cls, attr)
     if cls.opaque:
         return UNKNOWN
-    if attr in cls.set_elsewhere:
+    if set_elsewhere(cls, attr):
         stored = _stored_parameter(it, cls, attr, ctx)
         if stored is UNKNOWN:
             from .set_up import set_up_value
@@ -477,10 +487,33 @@ def attribute_assignments(node: cst.CSTNode) -> Dict[str, int]:
     =``, ``+=``, tuple targets too); under ``""``, 2 for each ``setattr`` (set by name:
     not one literal). One walk counts every name: a class's count is read for many."""
     counts: Dict[str, int] = {}
+    loops = None
     for t in _assigned_attributes(node):
-        name = t.attr.value if isinstance(t, cst.Attribute) else _BY_NAME
-        counts[name] = counts.get(name, 0) + (1 if name else 2)
+        if isinstance(t, cst.Attribute):
+            counts[t.attr.value] = counts.get(t.attr.value, 0) + 1
+            continue
+        loops = loop_names(node) if loops is None else loops
+        add_set_by_name(counts, names_set(t, loops))  # type: ignore[arg-type]  # a Call
     return counts
+
+
+def add_set_by_name(counts: Dict[str, int], sets: Optional[NamesSet]) -> None:
+    """Count one ``setattr`` in ``counts``: once for each name it can set, under
+    ``*prefix`` for the names it sets by a prefix, 2 under ``""`` when it can set any."""
+    if sets is None:
+        counts[_BY_NAME] = counts.get(_BY_NAME, 0) + 2
+        return
+    for n in sets.names:
+        counts[n] = counts.get(n, 0) + 1
+    for p in sets.prefixes:
+        counts[PREFIXED + p] = counts.get(PREFIXED + p, 0) + 1
+
+
+def count_of(counts: Dict[str, int], name: str) -> int:
+    """``name``'s assignments in ``add_set_by_name``'s ``counts``, those by a prefix too
+    (not those of any name, under ``""``)."""
+    return counts.get(name, 0) + sum(v for k, v in counts.items()
+                                     if k[:1] == PREFIXED and name.startswith(k[1:]))
 
 
 def assignments_of(it: Any, classes: Iterable[ClassVal], name: str) -> int:
@@ -490,7 +523,7 @@ def assignments_of(it: Any, classes: Iterable[ClassVal], name: str) -> int:
     total = 0
     for c in dict.fromkeys(classes):
         counts = it.memo(("attribute assignments", c.node), partial(attribute_assignments, c.node))
-        total += counts.get(name, 0) + counts.get(_BY_NAME, 0)
+        total += count_of(counts, name) + counts.get(_BY_NAME, 0)
     return total
 
 

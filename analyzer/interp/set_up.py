@@ -17,14 +17,15 @@ Every other attribute of ``self`` stays unknown there, as the classes' instances
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, FrozenSet, Tuple
 
 import libcst as cst
 
 from ..events import UNKNOWN_CTX
 from ..syntax import compound_blocks, dotted
 from ..values import UNKNOWN, ClassVal, InstanceVal, MeshVal, QualName, Value
-from .objects import _lineage, _method, assignments_of
+from .objects import _lineage, _method, add_set_by_name, assignments_of, count_of
+from .set_by_name import SET_BY_NAME, loop_names, names_set
 
 # run before the other methods: by Python, dataclasses, unittest, Flax Linen (in order)
 SET_UP_METHODS = ("__init__", "__post_init__", "setUp", "setup")
@@ -74,16 +75,23 @@ def set_up_mesh(it: Any, cls: ClassVal, attr: str) -> Value:
     if not isinstance(v, MeshVal):
         return UNKNOWN
     counts = it.memo(("attribute assignments",), lambda: _assignments(it.module))
-    return v if counts is not None and counts.get(attr) == 1 else UNKNOWN
+    return v if counts is not None and count_of(counts, attr) == 1 else UNKNOWN
 
 
 def _assignments(module: cst.Module) -> Any:
     """Each attribute name's count of assignments in ``module`` (``=``, ``: T =``, ``+=``,
-    tuple targets, ``for`` and ``with ... as`` targets); None where a statement sets
-    attributes by name (``setattr(...)``, ``x.__dict__[k] = v``). A hand-written walk of
+    tuple targets, ``for`` and ``with ... as`` targets, and a ``setattr`` whose names the
+    source tells, ``set_by_name``); None where a statement sets attributes by a name it
+    does not tell (``setattr(obj, name, v)``, ``x.__dict__[k] = v``). A hand-written walk of
     the statements: a libcst visitor over every node cost seconds on a large file."""
     counts: Dict[str, int] = {}
     by_name = [False]
+    found: list = []
+
+    def loops() -> Dict[int, FrozenSet[str]]:
+        if not found:
+            found.append(loop_names(module))
+        return found[0]
 
     def target(t: cst.BaseExpression) -> None:
         if isinstance(t, cst.Attribute):
@@ -108,8 +116,10 @@ def _assignments(module: cst.Module) -> Any:
                 elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
                     target(small.target)
                 elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
-                        and dotted(small.value.func) in ("setattr", "object.__setattr__"):
-                    by_name[0] = True
+                        and dotted(small.value.func) in SET_BY_NAME:
+                    sets = names_set(small.value, loops())
+                    by_name[0] = by_name[0] or sets is None
+                    add_set_by_name(counts, sets)
         elif isinstance(s, cst.IndentedBlock):
             todo.extend(s.body)
         elif isinstance(s, cst.BaseCompoundStatement):

@@ -257,9 +257,9 @@ class StatementsMixin(InterpreterBase):
         val: Value = fv
         for d in reversed(stmt.decorators):
             dec = self.ev(d.decorator, env, ctx)
-            if self.assume_defaults and dec is UNKNOWN and isinstance(d.decorator, cst.Name) \
+            if dec is UNKNOWN and isinstance(d.decorator, cst.Name) \
                     and d.decorator.value in ("staticmethod", "classmethod", "property"):
-                dec = QualName(d.decorator.value)  # the builtin (shardcheck specs: Cls.method)
+                dec = QualName(d.decorator.value)  # the builtin: Cls.method() is followed
             val = get_hook("decorate")(self, dec, val, d.decorator, env, ctx)
         env.vars[stmt.name.value] = val
 

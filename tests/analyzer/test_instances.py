@@ -316,6 +316,93 @@ t = Trainer()
 setattr(t, "mesh", jax.make_mesh((8,), ("batch",)))
 place(t)
 """, None),
+    # a factory called on the class (a classmethod's cls bound to it)
+    "class_method_factory": ("""
+class Trainer:
+    def __init__(self, shape):
+        self.mesh = jax.make_mesh(shape, ("data", "model"))
+
+    @classmethod
+    def from_shape(cls, shape):
+        return cls(shape)
+
+def place(t, n):
+    return jax.device_put(jnp.zeros(n), NamedSharding(t.mesh, P("model")))  # <- SC104
+
+place(Trainer.from_shape((2, 4)), 6)
+""", NOT_DIVISIBLE),
+    "static_method_factory": ("""
+class Trainer:
+    def __init__(self, shape):
+        self.mesh = jax.make_mesh(shape, ("data", "model"))
+
+    @staticmethod
+    def default():
+        return Trainer((2, 4))
+
+def place(t, n):
+    return jax.device_put(jnp.zeros(n), NamedSharding(t.mesh, P("model")))  # <- SC104
+
+place(Trainer.default(), 6)
+""", NOT_DIVISIBLE),
+    # a setattr whose names the source tells leaves the other attributes read as stored
+    # (analyzer/interp/set_by_name.py)
+    "set_by_name_with_a_prefix": ("""
+class Stack:
+    def __init__(self, depth):
+        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
+        for i in range(depth):
+            setattr(self, f"layer_{i}", jnp.zeros((4, 4)))
+
+def place(s):
+    return jax.device_put(jnp.zeros(8), NamedSharding(s.mesh, P("batch")))  # <- SC101
+
+place(Stack(2))
+""", NOT_IN_MESH),
+    "set_by_names_of_a_class_list": ("""
+class Pipeline:
+    _keys = ["encoder", "decoder"]
+
+    def __init__(self):
+        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+    @classmethod
+    def load(cls):
+        pipeline = cls()
+        for key, value in zip(cls._keys, (jnp.zeros(2), jnp.zeros(2))):
+            setattr(pipeline, key, value)
+        return pipeline
+
+def place(p):
+    return jax.device_put(jnp.zeros(8), NamedSharding(p.mesh, P("batch")))  # <- SC101
+
+place(Pipeline.load())
+""", NOT_IN_MESH),
+    "set_by_a_prefix_the_name_starts_with": ("""
+class Trainer:
+    def __init__(self):
+        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+def place(t):
+    return jax.device_put(jnp.zeros(8), NamedSharding(t.mesh, P("batch")))
+
+t = Trainer()
+suffix = "sh"
+setattr(t, f"me{suffix}", jax.make_mesh((8,), ("batch",)))
+place(t)
+""", None),
+    "set_by_names_from_elsewhere": ("""
+class Trainer:
+    def __init__(self, overrides):
+        self.mesh = jax.make_mesh((2, 4), ("data", "model"))
+        for key in overrides:
+            setattr(self, key, overrides[key])
+
+def place(t):
+    return jax.device_put(jnp.zeros(8), NamedSharding(t.mesh, P("batch")))
+
+place(Trainer({"mesh": jax.make_mesh((8,), ("batch",))}))
+""", None),
 }
 
 
