@@ -68,12 +68,14 @@ class BroadcastConflict(Fact):
 
 @dataclass(frozen=True)
 class DuplicateResultAxis(Fact):
-    """A contraction whose result would shard two dims over one mesh axis."""
+    """A contraction (or, ``broadcast``, an elementwise op broadcasting its operands)
+    whose result would shard two dims over one mesh axis."""
 
     op: str
     spec: Dims  # the result's would-be spec
     axis: str
     dims: Tuple[int, int]
+    broadcast: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,18 +113,21 @@ class ShardedAxisConflict(Fact):
     gather), ``"slice"`` (a static slice whose length does not divide by the axes' size),
     ``"cumulative"``, ``"sort"``, ``"top_k"``, ``"factorization"`` (a linalg primitive,
     named by ``primitive``), ``"symmetrize"`` (a Hermitian factorisation adds the matrix to
-    its transpose) or ``"triangular_solve"``. ``index``: for indexing, what indexes the
-    dim (``"int"``, ``"slice"``, ``"array"``)."""
+    its transpose), ``"triangular_solve"``, ``"scan"`` (``lax.scan`` over ``xs`` whose
+    leading dim is sharded), ``"pad"`` or ``"dynamic_slice"`` (the dim's new length,
+    ``size``, does not divide by the axes' size). ``index``: for indexing, what indexes
+    the dim (``"int"``, ``"slice"``, ``"array"``)."""
 
     CHECKS: ClassVar[Tuple[str, ...]] = ("gather", "slice", "cumulative", "unspecified-axis",
                                          "sort", "top_k", "factorization", "symmetrize",
-                                         "triangular_solve")
+                                         "triangular_solve", "scan", "pad", "dynamic_slice")
     op: str
     array: ArrayVal
     dim: int
     check: str
     index: Optional[str] = None
     primitive: Optional[str] = None
+    size: Optional[int] = None
 
     @property
     def axes(self) -> Axes:

@@ -139,6 +139,14 @@ _DTYPE_ROWS = rows(
     Row("x + y", ("float32[1,16]", A), expect="float32[8@x,16]"),
     Row("x + y", ("float32[16]", C), expect="float32[8@x,16@y]"),
     Row("x + y", (C, "float32[16@x]"), expect=_bcast("add")),
+    # a broadcast may not put one axis on two dims (the first step of a pairwise distance)
+    Row("x[:, None] + x[None, :]", ("float32[8@x]",),
+        expect=Raises(Duplicate, "add operation with inputs: .* produces an illegally sharded "
+                                 "result")),
+    Row("x * y", ("float32[8@x,1]", "float32[1,8@x]"),
+        expect=Raises(Duplicate, "mul operation with inputs: .* produces an illegally sharded "
+                                 "result")),
+    Row("x - y", ("float32[8@x,1]", "float32[1,8@y]"), expect="float32[8@x,8@y]"),
     Row("x < 0.5", (A,), expect="bool[8@x,16]"),
     Row("x > y", (I, "float32[16@y]"), expect="bool[8@x,16@y]"),
     Row("lax.conj(x)", (C,), expect="complex64[8@x,16@y]"),
@@ -538,6 +546,35 @@ ALONG_AXIS = rows(
         static=UNKNOWN),
 )
 
+# -- resizing a dim in place: the new length of a sharded dim must divide by its axes' size --
+_PAD = Raises(Along, "padding on sharded dims where out dim .* is not divisible", "pad")
+_DSLICE = Raises(Along, "dynamic_slice on sharded dims where out dim .* is not divisible",
+                 "dynamic_slice")
+RESIZING = rows(
+    Row("jnp.pad(x, ((1, 0), (0, 0)))", (C,), expect=_PAD),
+    Row("jnp.pad(x, ((1, 1), (0, 0)))", (C,), expect="float32[10@x,16@y]"),
+    Row("jnp.pad(x, ((0, 0), (2, 2)))", (C,), expect="float32[8@x,20@y]"),
+    Row("jnp.pad(x, ((0, 0), (0, 3)))", (C,), expect=_PAD),
+    Row("jnp.pad(x, 1)", (C,), expect=_PAD),
+    Row("jnp.pad(x, 2)", (C,), expect="float32[12@x,20@y]"),
+    Row("jnp.pad(x, (1, 1))", (C,), expect=_PAD),
+    Row("jnp.pad(x, 1)", (R,), expect="float32[10,18]"),
+    Row("jnp.pad(x, (1, 3), constant_values=2.0)", (A,), expect="float32[12@x,20]"),
+    Row("lax.pad(x, 0.0, ((1, 0, 0), (0, 0, 0)))", (C,), expect=_PAD),
+    Row("lax.pad(x, 0.0, ((0, 0, 1), (0, 0, 0)))", (C,), expect=_PAD),
+    Row("lax.pad(x, 0.0, ((1, 1, 0), (0, 0, 0)))", (C,), expect="float32[10@x,16@y]"),
+    Row("lax.dynamic_slice_in_dim(x, 2, 4, axis=1)", (C,), expect="float32[8@x,4@y]"),
+    Row("lax.dynamic_slice_in_dim(x, 2, 3, axis=1)", (C,), expect=_DSLICE),
+    Row("lax.dynamic_slice(x, (0, 0), (4, 16))", (C,), expect="float32[4@x,16@y]"),
+    Row("lax.dynamic_slice(x, (0, 0), (1, 16))", (C,), expect=_DSLICE),
+    Row("lax.dynamic_slice(x, (0, 0), (1, 3))", (R,), expect="float32[1,3]"),
+    Row("lax.dynamic_index_in_dim(x, 2, axis=0)", (C,), expect=_DSLICE),
+    # every dim cut to 1: rejected by JAX 0.10, replicated since 0.11; left unknown
+    Row("lax.dynamic_slice_in_dim(x, 3, 1)", ("float32[8@x]",), expect=_DSLICE,
+        static=UNKNOWN, jax012="float32[1]"),
+    Row("lax.dynamic_index_in_dim(x, 2, axis=1, keepdims=False)", (A,), expect="float32[8@x]"),
+)
+
 # -- linear algebra ---------------------------------------------------------------------------
 M = "float32[4,8@x,8]"  # a matrix dim sharded
 MB = "float32[4@x,8,8]"  # a batch dim sharded
@@ -643,4 +680,4 @@ COLLECTIVES = rows(
 )
 
 ROWS: List[Row] = (ELEMENTWISE + CONTRACTION + REDUCTION + LAYOUT + INDEXING + JOINING
-                   + ALONG_AXIS + LINALG + COLLECTIVES)
+                   + ALONG_AXIS + RESIZING + LINALG + COLLECTIVES)

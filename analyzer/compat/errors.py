@@ -123,6 +123,13 @@ COMMON: Dict[str, E] = {
         STE, r"dot_general operation with inputs: .* produces an illegally sharded result"),
     "matmul.incompatible_types": E("ValueError", r"Incompatible types for matmul arguments"),
     "broadcast.incompatible": E(STE, r"\w+ got incompatible shardings for broadcasting"),
+    "scan.sharded_xs": E("ValueError", r"0th dimension of all xs should be replicated"),
+    "pad.sharded_dim": E(STE, r"padding on sharded dims where out dim \(\d+\) is not divisible "
+                              r"by mesh axes"),
+    "dynamic_slice.sharded_dim": E(STE, r"dynamic_slice on sharded dims where out dim \(\d+\) "
+                                        r"is not divisible by mesh axes"),
+    "broadcast.illegal_result": E(
+        STE, r"\w+ operation with inputs: .* produces an illegally sharded result"),
     "concatenate.operands_differ": E(STE, r"All operands should have the same sharding"),
     "dynamic_update_slice.operands_differ": E(
         STE, r"dynamic_update_slice operand sharding must be equal to update sharding"),

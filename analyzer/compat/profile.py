@@ -90,6 +90,10 @@ class Behaviour:
         "`in_specs` against each input's sharding over those axes, where they are Explicit "
         "(otherwise only a shard_map manual over every mesh axis checks, and a partial one "
         "reshards the input silently)")
+    unit_slice_replicated: bool = _doc(
+        "whether a slice, `dynamic_slice` or pad whose result has no dim longer than 1 is "
+        "replicated (otherwise a sharded dim cut to length 1 is rejected like any length "
+        "its axes' size does not divide)")
     aval_varying_attribute: str = _doc(
         "the attribute of a `jax.typeof` value that holds its varying/unreduced/reduced axes")
 

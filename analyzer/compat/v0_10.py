@@ -39,6 +39,7 @@ PROFILE = JaxProfile(
         make_mesh_rejects_repeated_names=False,
         shard_map_check_vma_default=True,
         one_sided_batch_dim_is_error=False,
+        unit_slice_replicated=False,
         shard_map_checks_partial_manual_in_specs=False,
         aval_varying_attribute="mat",
     ),

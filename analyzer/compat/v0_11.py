@@ -1,7 +1,8 @@
 """JAX 0.11.x, checked on 0.11.2.
 
 Against 0.10: `AbstractMesh` axes default to Explicit, `make_mesh`'s sizes keyword is
-`axis_sizes`, a batch dim sharded on one operand only is an error, float6 arrays exist,
+`axis_sizes`, a batch dim sharded on one operand only is an error, a slice cut to length
+1 in every dim is replicated rather than rejected, float6 arrays exist,
 and several errors are worded anew (errors.FROM_0_11).
 """
 
@@ -27,5 +28,6 @@ PROFILE = JaxProfile(
         abstract_mesh_axis_type="Explicit",
         make_mesh_sizes_keyword="axis_sizes",
         one_sided_batch_dim_is_error=True,
+        unit_slice_replicated=True,  # jax-ml/jax 424937b, first in jax-v0.11.0
     ),
 )

@@ -15,7 +15,7 @@ from typing import Iterator, List, Optional, Tuple
 import libcst as cst
 
 from ..events import MeshCtx
-from ..facts import ControlFlowTypeMismatch
+from ..facts import ControlFlowTypeMismatch, ShardedAxisConflict
 from ..interp.state import Arg
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, FuncVal, JitVal, PartialVal,
                       TupleVal, Value, const_int, join, varying_of)
@@ -99,6 +99,18 @@ def _slice_leading(v: Value) -> Value:
     if isinstance(v, Const) and v.value is None:
         return v
     return UNKNOWN
+
+
+def _sharded_leading(v: Value) -> List[ArrayVal]:
+    """The leaves of ``xs`` whose leading (scanned) dim is sharded: JAX 0.10.2 and 0.12.0.1
+    raise ValueError ("0th dimension of all xs should be replicated")."""
+    if isinstance(v, TupleVal):
+        return [a for x in v.items for a in _sharded_leading(x)]
+    if isinstance(v, DictVal):
+        return [a for _, x in v.items for a in _sharded_leading(x)]
+    if isinstance(v, ArrayVal) and v.dims and v.shape and v.dims[0]:
+        return [v]
+    return []
 
 
 def _leading(v: Value) -> Optional[int]:
@@ -189,6 +201,9 @@ def scan(it: ApiContext, c: ApiCall) -> Value:
     it.pass_functions(c.args.args, c.ctx, opaque=False)
     f, init = c.args.get(0, "f"), c.args.get(1, "init")
     xs = c.args.get(2, "xs") if c.args.given(2, "xs") else Const(None)
+    for leaf in _sharded_leading(xs):
+        it.prove(ShardedAxisConflict("jax.lax.scan", leaf, 0, "scan"),
+                 c.args.node(2, "xs") or c.node)
     out = apply(it, f, (init, _slice_leading(xs)), c.ctx)
     if not (isinstance(out, TupleVal) and len(out.items) == 2):
         return UNKNOWN

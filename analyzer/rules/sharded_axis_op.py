@@ -38,7 +38,14 @@ class ShardedAxisOp(ShardRule):
       (`inv`, `det`, `slogdet`, `solve`, `qr`, `svd`, `pinv`, `eig`, `lax.linalg.lu`,
       `jax.scipy.linalg.cholesky`, ...), the Hermitian ones that first add the matrix to
       its transpose (`eigh`, `eigvalsh`, `jnp.linalg.cholesky`), and
-      `lax.linalg.triangular_solve` along its contracting dim. `matrix_power` is fine.
+      `lax.linalg.triangular_solve` along its contracting dim. `matrix_power` is fine;
+    - `jnp.pad`/`lax.pad` and `lax.dynamic_slice` (`dynamic_slice_in_dim`,
+      `dynamic_index_in_dim`) giving a sharded dim a length that does not divide by its
+      axes' size (a causal conv's left padding of a sequence-sharded time dim, a sliding
+      window read from a cache sharded over its sequence dim);
+    - `lax.scan` over `xs` whose leading (scanned) dim is sharded, such as a time-major
+      batch resharded as `P("data", None, None)` (JAX raises ValueError, "0th dimension
+      of all xs should be replicated").
 
     ## Why is this bad?
     In explicit mode JAX will not silently gather a sharded dim for these ops: it
@@ -65,13 +72,18 @@ class ShardedAxisOp(ShardRule):
     CODE = "SC306"
     NAME = "sharded-axis-op"
     JAX_FACTS = ("gather.ambiguous", "cumulative.sharded_axis", "sort.sharded_axis",
-                 "top_k.sharded_axis", "roll.sharded_axis", "linalg.sharded_matrix_dim")
+                 "top_k.sharded_axis", "roll.sharded_axis", "linalg.sharded_matrix_dim",
+                 "scan.sharded_xs", "pad.sharded_dim", "dynamic_slice.sharded_dim")
     VALID = [Valid(_HEAD + """    a = jax.device_put(jnp.ones((8, 16)), P("x", None))
     col = a[:, 0]
     cs = jnp.cumsum(a, axis=1)
     so = jnp.sort(a, axis=-1)
     top = jax.lax.top_k(a, 2)
     total = a.sum(axis=0)
+    b = jax.device_put(jnp.ones((8, 16)), P(None, "y"))
+    hs = jax.lax.scan(lambda h, x: (h + x, h), b[0], b)[1]
+    padded = jnp.pad(a, ((1, 1), (0, 3)))
+    window = jax.lax.dynamic_slice_in_dim(a, 2, 4, axis=0)
 """), Valid("""import jax
 import jax.numpy as jnp
 from jax import P
@@ -250,6 +262,57 @@ with jax.set_mesh(mesh):
     loss = jax.jit(loss_fn)(w, h, targets)
 """, line=9, message="gathers along dim 2 of float32[8@x,4,64@y]",
                 jax_error="output PartitionSpec for the gather"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+KERNEL = 4
+
+
+def causal_conv(x, w):
+    x = jnp.pad(x, ((0, 0), (KERNEL - 1, 0), (0, 0)))
+    t = x.shape[1] - (KERNEL - 1)
+    return sum(x[:, k:k + t, :] * w[k] for k in range(KERNEL))
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    x = jax.device_put(jnp.ones((2, 64, 32)), P(None, "y", None))  # sequence parallel
+    y = jax.jit(causal_conv)(x, jnp.ones((KERNEL, 32)))
+""", line=9, message="67 long", jax_error="padding on sharded dims"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+WINDOW = 3
+
+
+@jax.jit
+def window(q, cache, pos):
+    k = jax.lax.dynamic_slice_in_dim(cache, pos - WINDOW, WINDOW, axis=1)
+    return jnp.einsum("bh,bwh->bw", q, k)
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    cache = jax.device_put(jnp.ones((2, 64, 16)), P(None, "y", None))
+    s = window(jnp.ones((2, 16)), cache, 10)
+""", line=10, message="3 long", jax_error="dynamic_slice on sharded dims"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax import P
+
+
+def rnn(w, h0, xs):
+    step = lambda h, x: (jnp.tanh(h @ w + x), h)
+    return jax.lax.scan(step, h0, xs)
+
+
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+with jax.set_mesh(mesh):
+    xs = jax.device_put(jnp.ones((16, 8, 32)), P("x", None, None))  # time-major
+    h, hs = jax.jit(rnn)(jnp.eye(32), jnp.zeros((8, 32)), xs)
+""", line=8, message="steps along dim 0", jax_error="0th dimension of all xs should be replicated"),
     ]
 
     def check(self, ctx):
@@ -273,6 +336,11 @@ _JAX_SAYS = {
     "factorization": "Input 0 to {primitive} must be unsharded on non-batch dimensions",
     "symmetrize": "add operation with inputs: ... produces an illegally sharded result",
     "triangular_solve": "triangular solve input `a` must be unsharded on the contracting axis",
+    "scan": "0th dimension of all xs should be replicated",
+    "pad": "padding on sharded dims where out dim ... is not divisible by mesh axes ... is not "
+           "implemented",
+    "dynamic_slice": "dynamic_slice on sharded dims where out dim ... is not divisible by mesh "
+                     "axes ... is not implemented",
 }
 _INDEX = {"int": "an integer index", "slice": "a slice", "array": "an array index"}
 
@@ -311,6 +379,16 @@ def message(f: ShardedAxisConflict) -> str:
                 f"at a shift that does not divide by the axes' size. {jax}. Fix: `reshard(x, "
                 f"{unsharded})` first (JAX 0.12 requires it for any shift), or shift by a "
                 f"multiple of the axes' size.")
+    if f.check in ("pad", "dynamic_slice"):
+        return (f"`{op}` makes dim {d} of {arr}, which is sharded over {axes}, {f.size} long, "
+                f"which does not divide by the axes' size. {jax}. Fix: pad or slice to a "
+                f"multiple of the axes' size, shard another dim, or `reshard(x, {unsharded})` "
+                f"first.")
+    if f.check == "scan":
+        return (f"`jax.lax.scan` steps along dim 0 of the `xs` leaf {arr}, which is sharded over "
+                f"{axes}. JAX raises ValueError (\"0th dimension of all xs should be "
+                f"replicated\"). Fix: shard another dim (the batch, not time), or "
+                f"`reshard(xs, {unsharded})` first.")
     if f.check in ("factorization", "symmetrize", "triangular_solve"):
         return (f"`{op}` factorises matrices whose dim {d} is sharded over {axes} ({arr}). "
                 f"{jax}. Fix: `reshard` so only the batch dims are sharded (e.g. "

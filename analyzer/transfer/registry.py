@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Dict, Mapping, Optional, Sequence
 
 from ..values import Value
-from . import along_axis, contraction, elementwise, indexing, joining, layout, linalg, reduction
+from . import (along_axis, contraction, elementwise, indexing, joining, layout, linalg, reduction,
+               resizing)
 from .arrays import Sizes, no_sizes
 from .call import Call, Op, OutSharding, Registry, no_out_sharding
 
@@ -27,7 +28,7 @@ def _merge(*tables: Registry) -> Registry:
 
 
 OPS: Registry = _merge(elementwise.OPS, contraction.OPS, reduction.OPS, layout.OPS,
-                       joining.OPS, along_axis.OPS, linalg.OPS, indexing.OPS)
+                       joining.OPS, along_axis.OPS, linalg.OPS, indexing.OPS, resizing.OPS)
 
 # Python's operators on arrays (by libcst's operator class name) as the ops they call
 OPERATORS: Dict[str, str] = {

@@ -194,6 +194,16 @@ jnp.einsum("bij,bjk->bik", a, b)"""),
     "dot_general.illegal_result": _under_mesh("""
 z = jax.device_put(jnp.ones((8, 16)), P("x", None))
 z @ z.T"""),
+    "pad.sharded_dim": _under_mesh("""
+jnp.pad(jax.device_put(jnp.ones((8,)), P("x")), (1, 0))"""),
+    "dynamic_slice.sharded_dim": _under_mesh("""
+jax.lax.dynamic_slice_in_dim(jax.device_put(jnp.ones((8,)), P("x")), 0, 3)"""),
+    "scan.sharded_xs": _under_mesh("""
+xs = jax.device_put(jnp.ones((8, 4)), P("x", None))
+jax.lax.scan(lambda c, x: (c + x, c), jnp.zeros((4,)), xs)"""),
+    "broadcast.illegal_result": _under_mesh("""
+sq = jax.device_put(jnp.ones((8,)), P("x"))
+sq[:, None] + sq[None, :]"""),
     "matmul.incompatible_types": _under_mesh("""
 a = jax.device_put(jnp.ones((2, 8, 16)), P("x", None, None))
 b = jax.device_put(jnp.ones((2, 16, 4)), P(None, None, "y"))
@@ -256,6 +266,16 @@ except Exception as e:
     if type(e).__name__ != "ShardingTypeError":
         raise
     RESULT = True"""),
+    "unit_slice_replicated": _under_mesh("""
+v = jax.device_put(jnp.ones((8,)), P("x"))
+try:
+    one = jax.lax.dynamic_slice_in_dim(v, 3, 1)
+    RESULT = True
+    assert str(jax.typeof(one)) == "float32[1]", jax.typeof(one)  # replicated
+except Exception as e:
+    if type(e).__name__ != "ShardingTypeError":
+        raise
+    RESULT = False"""),
     "shard_map_checks_partial_manual_in_specs": _under_mesh("""
 x = jnp.ones((8, 16))  # replicated; in_specs shard it over the manual axis 'x'
 try:
