@@ -21,7 +21,7 @@ Anything else sets any attribute (``None``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, Optional
+from typing import Dict, FrozenSet, Iterator, List, Optional
 
 import libcst as cst
 
@@ -178,6 +178,7 @@ def _is_target(attr: cst.Attribute, root: cst.CSTNode) -> bool:
     """Whether ``attr`` is assigned (a target of ``=``, ``: T =``, ``+=``, ``for``,
     ``with ... as``) somewhere under ``root``."""
     for n in walk(root):
+        targets: List[cst.BaseExpression]
         if isinstance(n, cst.AssignTarget):
             targets = [n.target]
         elif isinstance(n, (cst.AnnAssign, cst.AugAssign, cst.For)):

@@ -27,8 +27,8 @@ from typing import Any, List, Optional, Tuple
 import libcst as cst
 
 from ..facts import WrongArgumentKind
-from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, ShardingVal, SpecVal, TupleVal,
-                      Value)
+from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, ShardingVal, SpecVal,
+                      TupleVal, Value)
 from ..api import ApiCall, ApiContext
 from .literals import literals_of
 from .pytrees import PyTreeNodeVal, TreeDefVal
@@ -93,14 +93,43 @@ def check_shape(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode
     return True
 
 
-def check_devices(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode]) -> bool:
-    """``Mesh``'s devices: an array (or nested sequence) of devices, never a number."""
+def check_devices(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode],
+                  names: Value = UNKNOWN) -> bool:
+    """``Mesh``'s devices: an array (or nested sequence) of devices, never a number, with
+    one dim per axis name (``names``): ``Mesh(jax.devices(), ("data", "model"))`` is a
+    flat list for two names, and JAX raises the same ValueError for both."""
     wrong = isinstance(v, Const) and isinstance(v.value, (int, float)) \
         and not isinstance(v.value, bool)
     if wrong:
         it.prove(WrongArgumentKind("devices", c.short, "devices", describe(v) or "a number"),
                  node or c.node)
-    return wrong
+        return True
+    rank = _devices_rank(it, c, v, node)
+    count = len(names.items) if isinstance(names, TupleVal) and not any(
+        isinstance(i, Const) and not isinstance(i.value, str) for i in names.items) else None
+    if rank is not None and count is not None and rank != count:
+        plural = "s" if count != 1 else ""
+        it.prove(WrongArgumentKind(
+            "devices", c.short, "devices",
+            f"{rank}-dimensional for {count} axis name{plural}"), node or c.node)
+        return True
+    return False
+
+
+_DEVICE_LISTS = ("jax.devices", "jax.local_devices")
+
+
+def _devices_rank(it: ApiContext, c: ApiCall, v: Value,
+                  node: Optional[cst.CSTNode]) -> Optional[int]:
+    """How many dims ``Mesh``'s devices have: an array's known rank, or 1 for the list
+    ``jax.devices()`` (``jax.local_devices()``) written as the argument."""
+    if isinstance(v, ArrayVal):
+        return len(v.shape) if v.shape is not None else None
+    if isinstance(node, cst.Call) and not node.args:
+        func = it.ev(node.func, c.env, c.ctx)
+        if isinstance(func, QualName) and it.profile.canonical(func.name) in _DEVICE_LISTS:
+            return 1
+    return None
 
 
 def check_axis_types(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode],

@@ -345,7 +345,10 @@ def typed_sharding(x: ArrayVal, ctx: MeshCtx, node: cst.CSTNode) -> Value:
 
 def _reshaped(base: ArrayVal, args: Any, e: cst.CSTNode) -> ArrayVal:
     pos = args.pos
-    shape = int_tuple(pos[0]) if len(pos) == 1 else tuple(const_int(p) for p in pos)
+    if args.starred or not pos:  # `x.reshape(*shape)`: the sizes are not all in view
+        shape: Any = None
+    else:
+        shape = int_tuple(pos[0]) if len(pos) == 1 else tuple(const_int(p) for p in pos)
     return ArrayVal(resolve_reshape(base.shape, shape), node=e, varying=base.varying,
                     numpy=base.numpy, dtype=base.dtype if base.numpy else None)
 

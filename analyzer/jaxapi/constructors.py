@@ -226,7 +226,7 @@ def numpy_random(it: ApiContext, c: ApiCall) -> Value:
 @models("numpy.reshape")
 def numpy_reshape(it: ApiContext, c: ApiCall) -> Value:
     pos = c.args.pos
-    if len(pos) >= 2 and isinstance(pos[0], ArrayVal):
+    if len(pos) >= 2 and isinstance(pos[0], ArrayVal) and not c.args.starred:
         return ArrayVal(resolve_reshape(pos[0].shape, int_tuple(pos[1])), node=c.node, numpy=True)
     return unmodelled(it, c)
 

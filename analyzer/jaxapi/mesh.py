@@ -52,7 +52,8 @@ def make_mesh(it: ApiContext, c: ApiCall) -> Value:
 @models(api.MESH)
 def mesh(it: ApiContext, c: ApiCall) -> Value:
     dev = c.args.get(0, "devices")
-    if argument_kinds.check_devices(it, c, dev, c.args.node(0, "devices")):
+    if argument_kinds.check_devices(it, c, dev, c.args.node(0, "devices"),
+                                    c.args.get(1, "axis_names")):
         return UNKNOWN
     return _mesh(it, c, dev.shape if isinstance(dev, ArrayVal) else None,
                  AxisType(it.profile.behaviour.mesh_axis_type))

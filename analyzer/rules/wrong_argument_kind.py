@@ -20,7 +20,9 @@ class WrongArgumentKindRule(ShardRule):
       whose `spec` is not a `PartitionSpec` (a tuple or string of axis names, a list,
       `None`, a sharding);
     - `jax.make_mesh`, `mesh_utils.create_device_mesh` or `AbstractMesh` given one int
-      where the sizes go, and `Mesh` given a number where the devices go;
+      where the sizes go, and `Mesh` given a number where the devices go, or devices
+      with another number of dims than it has axis names (`Mesh(jax.devices(), ("data",
+      "model"))`: the flat list for a 2-D mesh);
     - `jax.jit(in_shardings=..., out_shardings=...)` and `with_sharding_constraint` whose
       tree has a leaf that is not a sharding, a `PartitionSpec` or `None`: the
       `PyTreeDef` half of `tree_flatten(...)`, the ints of a tree of shapes, arrays, a
@@ -37,7 +39,8 @@ class WrongArgumentKindRule(ShardRule):
     'size'`, `NamedSharding(mesh, ("x", None))` raises `AttributeError: 'tuple' object
     has no attribute 'partitions'`, `create_device_mesh(8)` and `jax.make_mesh(8,
     ("data",))` raise `TypeError: 'int' object is not iterable`, `Mesh(8, ("data",))`
-    raises `ValueError: Mesh requires the ndim of its first argument (devices) ...`;
+    and `Mesh(jax.devices(), ("data", "model"))` raise `ValueError: Mesh requires the
+    ndim of its first argument (devices) ...`;
     `jax.jit` itself raises `TypeError: in_shardings leaf specifications are expected to
     be PartitionSpec instances or None, but got PyTreeDef(...)`, before the jitted
     function is ever called; `device_put(x, mesh)` raises `ValueError: jax.device_put
@@ -93,6 +96,10 @@ rows = NamedSharding(mesh, P("data"))
         Invalid(_HEAD + """\
 devices = mesh_utils.create_device_mesh(8)
 """, line=6, message="the int 8", jax_error="'int' object is not iterable"),
+        Invalid(_HEAD + """\
+mesh = Mesh(jax.devices(), ("data", "model"))
+""", line=6, message="1-dimensional for 2 axis names",
+                jax_error="Mesh requires the ndim of its first argument"),
         Invalid(_HEAD + """\
 mesh = jax.make_mesh((8,), ("data",))
 rows = NamedSharding(P("data", None), mesh)
@@ -183,6 +190,10 @@ def _fix(f: WrongArgumentKind) -> str:
         return "Wrap the axis names in `PartitionSpec(...)`."
     if got == "a mesh":
         return "Pass `NamedSharding(mesh, spec)` instead of the mesh."
+    if f.kind == "devices" and "-dimensional for" in got:
+        return ("Shape the devices with one dim per axis name: "
+                "`mesh_utils.create_device_mesh(sizes)` or "
+                "`np.array(jax.devices()).reshape(sizes)` (or `jax.make_mesh(sizes, names)`).")
     if f.kind == "axis_types":
         return ("Pass `AxisType` members in a tuple, e.g. "
                 "`axis_types=(jax.sharding.AxisType.Explicit,) * len(axis_names)`.")

@@ -20,6 +20,38 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 # id -> (code after HEAD, SC311 lines, JAX: "ok" or a regex of its error)
 CASES = {
+    # jax-ml/jax#18856: a flat device list for a 2-D mesh (it used to fail an assert)
+    "mesh-of-the-flat-device-list": ("""\
+import numpy as np
+
+def create_mesh(dp, tp):
+    return Mesh(np.array(jax.devices()), ("data", "model"))
+
+def create_mesh_fixed(dp, tp):
+    return Mesh(np.array(jax.devices()).reshape(dp, tp), ("data", "model"))
+
+good = create_mesh_fixed(4, 2)
+mesh = create_mesh(4, 2)
+""", {9}, "Mesh requires the ndim of its first argument"),
+    "mesh-of-the-device-list-call": ("""\
+mesh = Mesh(jax.devices(), ("data", "model"))
+""", {6}, "Mesh requires the ndim of its first argument"),
+    "mesh-with-a-name-too-many": ("""\
+def build(names=("data", "model", "seq")):
+    return Mesh(mesh_utils.create_device_mesh((4, 2)), names)
+
+mesh = build()
+""", {7}, "Mesh requires the ndim of its first argument"),
+    "mesh-of-devices-reshaped-by-a-starred-shape": ("""\
+import numpy as np
+mesh_shape = (4, 2)
+devices = np.asarray(jax.devices()).reshape(*mesh_shape)
+mesh = Mesh(devices, ("x", "y"))
+""", set(), "ok"),
+    "mesh-with-one-name-per-dim": ("""\
+mesh = Mesh(mesh_utils.create_device_mesh((4, 2)), ("data", "model"))
+flat = Mesh(jax.devices(), ("data",))
+""", set(), "ok"),
     "config-axis-types-strings": ("""\
 @dataclasses.dataclass
 class MeshConfig:
