@@ -21,11 +21,11 @@ Anything else sets any attribute (``None``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional
+from typing import Dict, FrozenSet, List, Optional
 
 import libcst as cst
 
-from ..syntax import dotted, walk
+from ..syntax import dotted, target_names, walk
 
 SET_BY_NAME = ("setattr", "object.__setattr__")
 
@@ -146,32 +146,18 @@ def _bound_names(n: cst.CSTNode) -> FrozenSet[str]:
     """The plain names ``n`` binds, if it is a binding form (assignment, loop or
     comprehension target, parameter, ``as`` name, import, walrus, ``global``)."""
     if isinstance(n, cst.Assign):
-        return frozenset(x for t in n.targets for x in _target_names(t.target))
-    if isinstance(n, (cst.AnnAssign, cst.AugAssign)):
-        return frozenset(_target_names(n.target))
-    if isinstance(n, (cst.For, cst.CompFor)):
-        return frozenset(_target_names(n.target))
+        return frozenset(x.value for t in n.targets for x in target_names(t.target))
+    if isinstance(n, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+        return frozenset(x.value for x in target_names(n.target))
     if isinstance(n, cst.Param):
         return frozenset({n.name.value})
     if isinstance(n, cst.AsName):
-        return frozenset(_target_names(n.name))
-    if isinstance(n, cst.NamedExpr):
-        return frozenset(_target_names(n.target))
+        return frozenset(x.value for x in target_names(n.name))
     if isinstance(n, cst.ImportAlias):
         return frozenset({(dotted(n.name) or "").split(".")[0]})
     if isinstance(n, (cst.Global, cst.Nonlocal)):
         return frozenset(item.name.value for item in n.names)
     return frozenset()
-
-
-def _target_names(t: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(t, cst.Name):
-        yield t.value
-    elif isinstance(t, (cst.Tuple, cst.List)):
-        for el in t.elements:
-            yield from _target_names(el.value)
-    elif isinstance(t, cst.StarredElement):
-        yield from _target_names(t.value)
 
 
 def _is_target(attr: cst.Attribute, root: cst.CSTNode) -> bool:

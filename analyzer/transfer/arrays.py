@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Optional, Sequence, Tuple
 
-from ..facts import Fact
+from ..facts import DuplicateResultAxis, Fact
 from ..values import ArrayVal, Value, union_varying
 
 Dims = Tuple[Tuple[str, ...], ...]
@@ -55,6 +55,19 @@ def array(shape: Optional[Sequence[Optional[int]]], dims: Optional[Dims], dtype:
     return ArrayVal(tuple(shape) if shape is not None else None,
                     base.mesh if base is not None else None, None, None, varying,
                     dtype=dtype, weak=weak, dims=dims)
+
+
+def one_dim_per_axis(op: str, dims: Sequence[Tuple[str, ...]], broadcast: bool = False) -> None:
+    """A result may shard each mesh axis on one dim only: else JAX raises
+    ShardingTypeError ("... produces an illegally sharded result"), for a contraction
+    (``z @ z.T``) and for a broadcast (``x[:, None] + x[None, :]``) alike."""
+    seen: dict = {}
+    for i, axes in enumerate(dims):
+        for ax in axes:
+            if ax in seen:
+                raise Conflict(DuplicateResultAxis(op, tuple(dims), ax, (seen[ax], i),
+                                                   broadcast=broadcast))
+            seen[ax] = i
 
 
 def derived(x: ArrayVal, **changes: Any) -> ArrayVal:

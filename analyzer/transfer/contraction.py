@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
-from ..facts import ContractionConflict, DuplicateResultAxis
+from ..facts import ContractionConflict
 from ..values import ArrayVal, TupleVal, const_str, int_tuple, union_varying
-from .arrays import Conflict, array, derived, rank, unknown_like
+from .arrays import Conflict, array, derived, one_dim_per_axis, rank, unknown_like
 from .call import Call, Op, OutSpec, Registry, register
 from .dtypes import promote
 from .layout import transpose
@@ -52,12 +52,7 @@ def dot_general(op: str, lhs: ArrayVal, rhs: ArrayVal, contracting: DimPair, bat
     dims += [ls[i] for i in free_l] + [rs[i] for i in free_r]
     if out_perm is not None:
         dims = [dims[i] for i in out_perm]
-    seen: Dict[str, int] = {}
-    for i, axes in enumerate(dims):
-        for ax in axes:
-            if ax in seen:
-                raise Conflict(DuplicateResultAxis(op, tuple(dims), ax, (seen[ax], i)))
-            seen[ax] = i
+    one_dim_per_axis(op, dims)
     return array(shape, tuple(dims), dt[0], dt[1], vary, lhs)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
-from ..facts import BroadcastConflict, DuplicateResultAxis, OperandConflict
+from ..facts import BroadcastConflict, OperandConflict
 from ..values import ArrayVal, Const, Value, union_varying
-from .arrays import Conflict, Dims, array, derived, rank, shape_of, unknown_like
+from .arrays import Conflict, Dims, array, derived, one_dim_per_axis, rank, shape_of, unknown_like
 from .call import Call, DTypeArg, Missing, Op, Registry, register
 from .dtypes import DTYPE_KINDS, DType, promote, scalar_dtype, to_float
 
@@ -54,22 +54,8 @@ def broadcast(op: str, primitive: Optional[str], operands: Sequence[Value]) -> A
         dims = None if len(known) != len(specs) else ()
         return array(out_shape, dims, dt[0], dt[1], vary, arrays[0])
     out_dims = tuple(_merge_dim(op, primitive, known, shapes, i) for i in range(n))
-    _one_dim_per_axis(op, out_dims)
+    one_dim_per_axis(op, out_dims, broadcast=True)
     return array(out_shape, out_dims, dt[0], dt[1], vary, arrays[0])
-
-
-def _one_dim_per_axis(op: str, dims: Dims) -> None:
-    """A broadcast result may shard each mesh axis on one dim only: ``x[:, None] +
-    x[None, :]`` with ``x: [N@d]`` would be ``[N@d, N@d]``, and JAX raises
-    ShardingTypeError ("add operation with inputs: ... produces an illegally sharded
-    result", JAX 0.10.2 and 0.12.0.1)."""
-    seen: dict = {}
-    for i, axes in enumerate(dims):
-        for ax in axes:
-            if ax in seen:
-                raise Conflict(DuplicateResultAxis(op, tuple(dims), ax, (seen[ax], i),
-                                                   broadcast=True))
-            seen[ax] = i
 
 
 def _merge_dim(op: str, primitive: Optional[str], specs, shapes, i: int) -> Tuple[str, ...]:
