@@ -70,17 +70,12 @@ def spelled(name: str) -> str:
 
 
 def found_by(words: Iterable[str], identifier: str) -> bool:
-    """Whether ``relevance.spells`` finds ``identifier`` by ``words``: one of them at the
-    start of one of its words (its start, after ``_`` or a digit, or a capital after a
-    small letter). What it finds, ``precheck``'s substring test finds too."""
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-    low = identifier.lower()
-    for i in range(len(low)):
-        m = pattern.match(low, i)
-        if m and (i == 0 or m.group()[0] == "_" or identifier[i - 1] in "_0123456789"
-                  or (identifier[i].isupper() and identifier[i - 1].islower())):
-            return True
-    return False
+    """Whether ``relevance.spells`` finds ``identifier`` by ``words`` (its word-start
+    rule, ``relevance.at_word_start``). What it finds, ``precheck``'s substring test
+    finds too."""
+    from .relevance import at_word_start
+    # in the order precheck.TRIGGERS has them (sorted), which relevance's pattern alternates
+    return at_word_start(re.compile("|".join(re.escape(w) for w in sorted(words))), identifier)
 
 
 def precheck_words() -> List[str]:

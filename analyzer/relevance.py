@@ -89,13 +89,19 @@ def spells(identifier: str) -> bool:
     small letter: ``NamedSharding``, not ``UPCAST``), or ``P`` itself (``jax.P``)."""
     known = _SPELLS.get(identifier)
     if known is None:
-        known = identifier == "P" or any(
-            i == 0 or m.group()[0] == "_" or identifier[i - 1] in "_0123456789"
-            or (identifier[i].isupper() and identifier[i - 1].islower())
-            for m in _TRIGGER.finditer(identifier.lower()) for i in (m.start(),))
+        known = identifier == "P" or at_word_start(_TRIGGER, identifier)
         if len(_SPELLS) < 100_000:
             _SPELLS[identifier] = known
     return known
+
+
+def at_word_start(words: "re.Pattern[str]", identifier: str) -> bool:
+    """Whether ``words`` (lower case) matches ``identifier`` at the start of one of its
+    words: its start, after ``_`` or a digit, or a capital after a small letter."""
+    return any(
+        i == 0 or m.group()[0] == "_" or identifier[i - 1] in "_0123456789"
+        or (identifier[i].isupper() and identifier[i - 1].islower())
+        for m in words.finditer(identifier.lower()) for i in (m.start(),))
 
 
 class _Unit:

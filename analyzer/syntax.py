@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -215,3 +215,115 @@ def import_bindings(node: cst.CSTNode) -> Iterator[Tuple[str, str]]:
 def _alias(a: cst.ImportAlias) -> Optional[str]:
     return a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) \
         else None
+
+
+def enclosing_scope(module: cst.Module, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The innermost function of ``module`` whose body holds ``node``, else ``module``
+    when its top level does; None when ``module`` does not hold it (a function of
+    another module, run from this one). One walk of the module, kept for the last few
+    modules asked about."""
+    scopes = _SCOPES.get(id(module))
+    if scopes is None or scopes[0] is not module:
+        found: Dict[int, cst.CSTNode] = {}
+        _scopes_of(module, module, found)
+        if len(_SCOPES) >= 8:
+            _SCOPES.clear()
+        scopes = _SCOPES[id(module)] = (module, found)
+    scope = scopes[1].get(id(node))
+    return None if scope is _NO_SCOPE else scope
+
+
+_SCOPES: Dict[int, Tuple[cst.Module, Dict[int, cst.CSTNode]]] = {}
+
+
+def _scopes_of(node: cst.CSTNode, scope: cst.CSTNode, found: Dict[int, cst.CSTNode]) -> None:
+    for child in node.children:
+        if isinstance(child, cst.Call):
+            found[id(child)] = scope
+        if isinstance(child, cst.FunctionDef):
+            _scopes_of(child.body, child, found)
+            for part in (child.params, *child.decorators):
+                _scopes_of(part, scope, found)
+        elif isinstance(child, (cst.ClassDef, cst.Lambda)):
+            # a class body or a lambda: not a scope a plain assignment there reaches
+            _scopes_of(child, _NO_SCOPE, found)
+        else:
+            _scopes_of(child, scope, found)
+
+
+_NO_SCOPE = cst.Pass()
+
+
+def bound_once(scope: cst.CSTNode, name: str,
+               accept: Callable[[cst.BaseExpression], bool]) -> Optional[cst.BaseExpression]:
+    """The value of the one statement that binds ``name`` in ``scope`` (a function, or
+    the module), where that is ``name = value`` with a value ``accept`` takes, and
+    nothing else there binds it (a parameter, another assignment, a loop, a ``with``,
+    an import, a ``global``, an ``except ... as``, a walrus); None otherwise. Nested
+    functions and classes are scopes of their own: their statements are not read."""
+    if isinstance(scope, cst.FunctionDef):
+        params = scope.params
+        every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        if any(p.name.value == name for p in every):
+            return None
+    values: List[Optional[cst.BaseExpression]] = []
+    for node in _own_statements(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                if any(n.value == name for n in target_names(t.target)):
+                    simple = isinstance(t.target, cst.Name) and len(node.targets) == 1
+                    values.append(node.value if simple else None)
+        elif _binds(node, name):
+            return None
+        if len(values) > 1:
+            return None
+    if len(values) != 1 or values[0] is None or not accept(values[0]):
+        return None
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    return None if _walrus_binds(body, name) else values[0]
+
+
+def _own_statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The statements in ``node``, compound ones too, not those of a function or class
+    defined inside it (which binds its name; its body is a scope of its own)."""
+    for child in node.children:
+        if isinstance(child, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            yield child
+        if not isinstance(child, (cst.BaseExpression, cst.BaseSmallStatement, cst.FunctionDef,
+                                  cst.ClassDef)):
+            yield from _own_statements(child)
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    """Whether a statement other than a plain assignment may bind ``name``."""
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return node.name.value == name
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        return any(n.value == name for n in target_names(node.target)) \
+            or not isinstance(node.target, (cst.Name, cst.Attribute, cst.Subscript))
+    if isinstance(node, cst.For):
+        return any(n.value == name for n in target_names(node.target)) \
+            or not isinstance(node.target, (cst.Name, cst.Tuple, cst.List))
+    if isinstance(node, cst.With):
+        return any(i.asname is not None for i in node.items)
+    if isinstance(node, (cst.Import, cst.ImportFrom)):
+        if isinstance(node.names, cst.ImportStar):
+            return True
+        return any((_alias(a) or dotted(a.name).split(".")[0]) == name for a in node.names)
+    if isinstance(node, (cst.Global, cst.Nonlocal)):
+        return any(n.name.value == name for n in node.names)
+    if isinstance(node, cst.Match):
+        return True
+    if isinstance(node, cst.Try):
+        return any(h.name is not None for h in node.handlers)
+    return False
+
+
+def _walrus_binds(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``node`` holds ``(name := ...)`` outside the functions and classes in it."""
+    if isinstance(node, cst.NamedExpr):
+        return isinstance(node.target, cst.Name) and node.target.value == name
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_walrus_binds(c, name) for c in node.children)

@@ -27,6 +27,7 @@ from typing import Any, List, Optional, Tuple
 import libcst as cst
 
 from ..facts import WrongArgumentKind
+from ..syntax import bound_once, enclosing_scope
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, ShardingVal, SpecVal,
                       TupleVal, Value)
 from ..api import ApiCall, ApiContext
@@ -116,20 +117,33 @@ def check_devices(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNo
     return False
 
 
-_DEVICE_LISTS = ("jax.devices", "jax.local_devices")
-
-
 def _devices_rank(it: ApiContext, c: ApiCall, v: Value,
                   node: Optional[cst.CSTNode]) -> Optional[int]:
     """How many dims ``Mesh``'s devices have: an array's known rank, or 1 for the list
     ``jax.devices()`` (``jax.local_devices()``) written as the argument."""
     if isinstance(v, ArrayVal):
         return len(v.shape) if v.shape is not None else None
-    if isinstance(node, cst.Call) and not node.args:
-        func = it.ev(node.func, c.env, c.ctx)
-        if isinstance(func, QualName) and it.profile.canonical(func.name) in _DEVICE_LISTS:
-            return 1
-    return None
+    return 1 if is_device_list_call(it, c, node) else None
+
+
+_DEVICE_LISTS = ("jax.devices", "jax.local_devices")
+
+
+def is_device_list_call(it: ApiContext, c: ApiCall, node: Optional[cst.CSTNode]) -> bool:
+    """Whether ``node``, an argument of ``c``, is the flat list of the devices: written
+    ``jax.devices()`` (or ``jax.local_devices()``), or a name the function (or module)
+    around the call binds to that once and in no other way (``devices =
+    jax.devices()``; not a parameter, which a caller may give another value)."""
+    def written(e: Optional[cst.CSTNode]) -> bool:
+        if not isinstance(e, cst.Call) or e.args:
+            return False
+        func = it.ev(e.func, c.env, c.ctx)
+        return isinstance(func, QualName) and it.profile.canonical(func.name) in _DEVICE_LISTS
+
+    if isinstance(node, cst.Name):
+        scope = enclosing_scope(it.module, c.node)
+        node = bound_once(scope, node.value, written) if scope is not None else None
+    return written(node)
 
 
 def check_axis_types(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode],

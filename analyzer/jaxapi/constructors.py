@@ -15,6 +15,7 @@ from .. import transfer as tr
 from ..events import SpecUse
 from ..values import (UNKNOWN, ArrayVal, Const, QualName, ShardingVal, TupleVal, Unknown,
                       Value, const_int, int_tuple, union_varying)
+from .argument_kinds import is_device_list_call
 from .placement import check_out_sharding
 from ..api import ApiCall, ApiContext, method_of, models, models_prefix
 from .specs import out_sharding_fn, spec_and_mesh, spec_dims
@@ -309,18 +310,11 @@ def resolve_reshape(old: Optional[tuple], new: Optional[tuple]) -> Optional[tupl
     return None if -1 in new else new
 
 
-_DEVICE_LISTS = ("jax.devices", "jax.local_devices")
-
-
 def _device_list(it: ApiContext, c: ApiCall) -> Optional[tuple]:
     """``jax.devices()`` (or ``jax.local_devices()``) written as the argument: the shape
     of the array of them, its length the device count the program sets up, where it
     sets one (``jax_num_cpu_devices``), else unknown."""
-    node = c.args.node(0, "object")
-    if not isinstance(node, cst.Call) or node.args:
-        return None
-    func = it.ev(node.func, c.env, c.ctx)
-    if not (isinstance(func, QualName) and it.profile.canonical(func.name) in _DEVICE_LISTS):
+    if not is_device_list_call(it, c, c.args.node(0, "object")):
         return None
     from .devices import device_setup
     setup = device_setup(it.module)

@@ -36,6 +36,43 @@ mesh = create_mesh(4, 2)
     "mesh-of-the-device-list-call": ("""\
 mesh = Mesh(jax.devices(), ("data", "model"))
 """, {6}, "Mesh requires the ndim of its first argument"),
+    # the list kept in a name first, as a training script does before building its mesh
+    "mesh-of-the-device-list-in-a-name": ("""\
+devices = jax.devices()
+mesh = Mesh(devices, ("data", "model"))
+""", {7}, "Mesh requires the ndim of its first argument"),
+    "mesh-of-the-device-list-in-a-function's-name": ("""\
+def build_mesh():
+    devices = jax.devices()
+    return Mesh(devices, ("data", "model"))
+
+mesh = build_mesh()
+""", {8}, "Mesh requires the ndim of its first argument"),
+    # a parameter a caller may give (here an array of the right rank), and a name bound
+    # again before the mesh: neither is the flat list
+    "mesh-of-devices-a-caller-gives-or-a-name-rebinds": ("""\
+def build(names, devices=None):
+    if devices is None:
+        devices = jax.devices()
+    return Mesh(devices, names)
+
+def build_reshaped():
+    devices = jax.devices()
+    devices = mesh_utils.create_device_mesh((4, 2))
+    return Mesh(devices, ("data", "model"))
+
+mesh = build(("data", "model"), mesh_utils.create_device_mesh((4, 2)))
+other = build_reshaped()
+""", set(), "ok"),
+    # the module's name is the flat list; the factory's parameter of the same name is not
+    "mesh-factory-whose-parameter-shadows-the-device-list": ("""\
+devices = jax.devices()
+
+def create_mesh(devices, names):
+    return Mesh(devices, names)
+
+mesh = create_mesh(mesh_utils.create_device_mesh((4, 2)), ("data", "model"))
+""", set(), "ok"),
     "mesh-with-a-name-too-many": ("""\
 def build(names=("data", "model", "seq")):
     return Mesh(mesh_utils.create_device_mesh((4, 2)), names)
