@@ -498,3 +498,8 @@ class InstanceVal(Value):
     # ``shardcheck specs``: how an assumed instance was made, as its assumptions name it
     # (``ShardingConfig.get_default_sharding()``; the class's name where empty)
     shown: str = ""
+
+
+# the kinds of value ``join`` keeps something of when both paths have that kind (of
+# the others, only one and the same object)
+JOINABLE = (Const, QualName, ArrayVal, TupleVal, DictVal, MeshVal, IteratorVal, InstanceVal)

@@ -11,7 +11,7 @@ import libcst as cst
 from ..events import (ApiUse, AxisTypedUse, CallFact, CollectiveCall, FactAt, JitCall, MeshCtx,
                       MeshMade, MeshMeet, NeedsMesh, ShardingSite, ShardMapCall,
                       SpecUse, TypeRecord)
-from ..values import UNKNOWN, FuncVal, Value, join
+from ..values import JOINABLE, UNKNOWN, FuncVal, Value, join
 
 
 class Env:
@@ -74,8 +74,24 @@ class Env:
                     if before is None:
                         before = self.lookup(n)
                     w = before
-                v = w if v is None else join(v, w)
+                v = w if v is None else _joined(v, w)
             mine[n] = v  # type: ignore[assignment]  # branches is never empty here
+
+
+def _joined(a: Value, b: Value) -> Value:
+    """``join(a, b)``, where an imported name (``LazyImport``) is read only if the join
+    can keep what it is, as it could had the import been read when it ran: the same
+    import on both paths is itself; against a value of a kind ``join`` keeps, or
+    another import, it is read; against anything else (unknown, a function, a class)
+    the join is unknown, whatever it reads."""
+    lazy_a, lazy_b = type(a) is LazyImport, type(b) is LazyImport
+    if lazy_a and lazy_b and (a.module, a.name) == (b.module, b.name):  # type: ignore[attr-defined]
+        return a
+    if lazy_a and (lazy_b or isinstance(b, JOINABLE)):
+        a = a.project.imported(a.module, a.name)  # type: ignore[attr-defined]
+    if lazy_b and (lazy_a or isinstance(a, JOINABLE)):
+        b = b.project.imported(b.module, b.name)  # type: ignore[attr-defined]
+    return join(a, b)
 
 
 @dataclass
@@ -183,10 +199,11 @@ class CallArgs:
 
 @dataclass(frozen=True, eq=False)
 class LazyImport(Value):
-    """``from module import name`` written in a module read through an import, read from
-    ``module`` each time it is looked up (``Env.lookup``), not when the importing module
-    is read: a package's ``__init__`` re-exports every submodule, and a file that uses one
-    of them reads that one only (and depends on that one only, for the cache)."""
+    """``from module import name`` of a project module, read from ``module`` each time
+    it is looked up (``Env.lookup``), not when the import runs: a package's ``__init__``
+    re-exports every submodule, and a file that uses one of them reads that one only
+    (and depends on that one only, for the cache); a checked ``__init__`` reads none of
+    the modules whose names it only re-exports."""
 
     project: Any
     module: str

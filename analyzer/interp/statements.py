@@ -334,10 +334,9 @@ class StatementsMixin(InterpreterBase):
             if self.project is not None and self.project.has_module(full):
                 value = ProjectModule(full)
             elif self.project is not None and self.project.has_module(base):
-                if self.definitions_only:  # a module read through an import: read
-                    value = LazyImport(self.project, base, name)  # `base` at first use
-                else:
-                    value = self.project.imported(base, name)
+                # read from `base` at first use: a name imported and never read (a
+                # package's re-exports) costs no read of its module
+                value = LazyImport(self.project, base, name)
             else:
                 value = QualName(full)
             self.assign(target, value, env, ctx)
