@@ -55,11 +55,15 @@ def looks_like_sharding_config(text: str) -> bool:
     return any(k in text for k in KEYS)
 
 
-def read(path: str, text: Optional[str] = None, depth: int = 0) -> Optional[ConfigDoc]:
+def read(path: str, text: Optional[str] = None, depth: int = 0,
+         opened: Optional[List[str]] = None) -> Optional[ConfigDoc]:
     """The config at ``path`` (its text given, or read) with its ``base_config`` chain;
-    None where it does not parse, is refused, or is not a mapping."""
+    None where it does not parse, is refused, or is not a mapping. ``opened``: each
+    file read from disk is added to it."""
     import yaml
     if text is None:
+        if opened is not None:
+            opened.append(path)
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read(MAX_BYTES + 1)
@@ -88,7 +92,7 @@ def read(path: str, text: Optional[str] = None, depth: int = 0) -> Optional[Conf
         name = str(base[1].value)
         base_path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), name))
         if name and os.path.isfile(base_path) and os.path.abspath(base_path) != os.path.abspath(path):
-            doc.base = read(base_path, None, depth + 1)
+            doc.base = read(base_path, None, depth + 1, opened)
     return doc
 
 
@@ -105,13 +109,15 @@ def _strings(node: Any) -> Optional[List[Any]]:
     return out
 
 
-def string_lists(paths: List[str]) -> Dict[str, List[Tuple[str, List[str]]]]:
+def string_lists(paths: List[str], opened: Optional[List[str]] = None
+                 ) -> Dict[str, List[Tuple[str, List[str]]]]:
     """Each top-level key of the configs ``paths`` whose value is a list of strings, with
     each config's value for it as the config is merged (its own, else its bases'):
-    ``mesh_axes`` -> (each config, the axes a run under it has)."""
+    ``mesh_axes`` -> (each config, the axes a run under it has). ``opened``: each file
+    read (the configs, and the bases they name) is added to it."""
     out: Dict[str, List[Tuple[str, List[str]]]] = {}
     for path in dict.fromkeys(paths):
-        doc = read(path)
+        doc = read(path, opened=opened)
         if doc is None:
             continue
         keys: List[str] = []

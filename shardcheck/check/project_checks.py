@@ -27,8 +27,8 @@ def project_findings(files: Sequence[str], every: Iterable[str], config: Config,
     every = list(every)
     values = None
     if config_files:
-        from shardcheck.analyzer.config_checks import string_lists
-        values = string_lists(list(config_files))
+        values = _config_values(list(config_files),
+                                memo_file + ".configs" if memo_file and overlay is None else None)
     memo = _FindingsMemo(memo_file + ".findings", files, every, config, found, values) \
         if memo_file and overlay is None else None
     if memo is not None:
@@ -58,6 +58,55 @@ def _computed(files: Sequence[str], every: List[str], config: Config, found: Seq
         new = parallelism_order.check(wanted, every, overlay, values)
         out += _unsilenced(new, overlay, same_defect=False)
     return out
+
+
+def _config_values(configs: List[str], memo_file: Optional[str]) -> dict:
+    """``config_checks.string_lists`` of the configs, kept in ``memo_file`` between runs:
+    it holds while each file it read (the configs and the bases they name) has the
+    size, modification time and inode it had, and shardcheck's code is the same. A run
+    then parses no YAML for the project's findings."""
+    import json
+
+    from shardcheck.analyzer.config_checks import string_lists
+    from shardcheck.analyzer.project_memo import state_of
+    from shardcheck.check.cache import code_version
+    asked = sorted(set(configs))
+    if memo_file is not None:
+        try:
+            with open(memo_file, encoding="utf-8") as f:
+                kept = json.load(f)
+            if kept["asked"] == asked and kept["code"] == code_version() and \
+                    kept["state"] == json.loads(json.dumps(state_of(kept["read"], None, None)[0])):
+                return kept["values"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # missing, corrupt or stale: read again
+    opened: List[str] = []
+    values = string_lists(configs, opened)
+    if memo_file is not None:
+        read = sorted(set(opened))
+        _write_json(memo_file, {"asked": asked, "code": code_version(), "read": read,
+                                "state": state_of(read, None, None)[0], "values": values})
+    return values
+
+
+def _write_json(path: str, data: dict) -> None:
+    """``data`` into ``path`` atomically; a memo that cannot be written is only slower."""
+    import json
+    import tempfile
+    tmp = None
+    try:
+        folder = os.path.dirname(path) or "."
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 class _FindingsMemo:
@@ -96,24 +145,8 @@ class _FindingsMemo:
             return None  # missing or corrupt: computed again
 
     def write(self, findings: List[Finding]) -> None:
-        import json
-        import tempfile
-        tmp = None
-        try:
-            folder = os.path.dirname(self.path) or "."
-            os.makedirs(folder, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"key": self.key, "findings": [dict(x.as_json(), in_expected_failure=
-                                                              x.in_expected_failure)
-                                                         for x in findings]}, f)
-            os.replace(tmp, self.path)
-        except OSError:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+        _write_json(self.path, {"key": self.key, "findings": [
+            dict(x.as_json(), in_expected_failure=x.in_expected_failure) for x in findings]})
 
 
 def _wanted(files: Sequence[str], config: Config, found: Sequence[Finding],
