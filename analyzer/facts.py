@@ -294,6 +294,22 @@ class VaryingGather(Fact):
 
 
 @dataclass(frozen=True, eq=False)
+class CollectiveSplitSize(Fact):
+    """``psum_scatter`` or ``all_to_all`` inside ``shard_map`` splitting dim ``dim`` of
+    the local block ``array`` over ``axes`` (``axis_size`` devices in all), whose size
+    ``size`` cannot be split so: ``tiled``, it must divide by the axis size; untiled, it
+    must equal it (JAX 0.10.2 and 0.12.0.1 raise ValueError at trace time)."""
+
+    api: str  # "psum_scatter" or "all_to_all"
+    axes: Tuple[str, ...]
+    dim: int
+    size: int
+    axis_size: int
+    tiled: bool
+    array: ArrayVal
+
+
+@dataclass(frozen=True, eq=False)
 class WrongArgumentKind(Fact):
     """A sharding API given an argument of a kind it does not take, known from the value
     (a ``PartitionSpec`` where a mesh goes, an int where a shape goes, a ``PyTreeDef``

@@ -71,6 +71,10 @@ COMMON: Dict[str, E] = {
     "shard_map.positional_mesh": E(
         "TypeError", r"shard_map\(\) takes from 0 to 1 positional arguments but \d+"),
     "collective.unbound_axis": E("NameError", r"Found an unbound axis name: \S+"),
+    "collective.split_size": E(
+        "ValueError", r"reduce_scatter operand scatter dimension size \d+ must (be divisible "
+                      r"by|match) shard.count \d+|size of all_to_all split_axis \(\d+\) has to "
+                      r"be divisible|all_to_all requires the size of the mapped axis"),
     "shard_map.out_spec_too_long": E("ValueError",
                                      r"was given an out_specs entry which is too long"),
     "shard_map.specs_list_not_tuple": E(

@@ -9,8 +9,9 @@ from typing import Optional, Tuple
 from . import names as api
 from .. import transfer as tr
 from ..events import CollectiveCall
-from ..facts import InvariantReduction, VaryingGather
-from ..values import UNKNOWN, ArrayVal, Const, Value, const_str, str_tuple, varying_of
+from ..facts import CollectiveSplitSize, InvariantReduction, VaryingGather
+from ..values import (UNKNOWN, ArrayVal, Const, Value, const_int, const_str, str_tuple,
+                      varying_of)
 from ..provenance import Origin, leaves, note, origin_of
 from ..api import ApiCall, ApiContext, models
 
@@ -37,6 +38,8 @@ def collective(it: ApiContext, c: ApiCall) -> Value:
         return UNKNOWN  # an unbound axis (SC202): JAX raises here, nothing after runs
     if c.short in ("psum", "pmean") and c.args.pos:
         _check_invariant_operand(it, c, frozenset(names))
+    if c.short in _SPLITS and c.args.pos and not c.args.starred:
+        _check_split(it, c, names)
     out = _result(it, c, names)
     if c.short == "all_gather" and "to" not in c.args.kw and isinstance(out, ArrayVal) \
             and out.varying is not None and out.varying & frozenset(names):
@@ -70,6 +73,34 @@ def _check_invariant_operand(it: ApiContext, c: ApiCall, axes: frozenset) -> Non
         it.prove(InvariantReduction(c.short, tuple(sorted(redundant)), origin.kind,
                                     origin.node, size, path), c.node)
         return
+
+
+# the collectives that split a dim of the local block over the axis: that dim's parameter
+# (its position, its default)
+_SPLITS = {"psum_scatter": ("scatter_dimension", 99, 0),  # keyword-only
+           "all_to_all": ("split_axis", 2, None)}
+
+
+def _check_split(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> None:
+    """``psum_scatter``/``all_to_all`` over manual axes of a block whose split dim the
+    axes cannot split: tiled, its size must divide by theirs; untiled, equal it."""
+    if c.ctx.shard_map is None or not set(axes) <= c.ctx.manual_axes:
+        return
+    x = c.args.pos[0]
+    if not isinstance(x, ArrayVal) or x.shape is None:
+        return
+    name, i, default = _SPLITS[c.short]
+    dim = const_int(c.args.get(i, name)) if c.args.given(i, name) else default
+    tiled = c.args.keyword("tiled") or Const(False)
+    n = tr.axes_size(axes, it.sizes(c.ctx))
+    if dim is None or not isinstance(tiled, Const) or not isinstance(tiled.value, bool) \
+            or n is None or not -len(x.shape) <= dim < len(x.shape):
+        return
+    dim %= len(x.shape)
+    size = x.shape[dim]
+    if size is None or (size % n == 0 if tiled.value else size == n):
+        return
+    it.prove(CollectiveSplitSize(c.short, axes, dim, size, n, tiled.value, x), c.node)
 
 
 def _result(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> Value:

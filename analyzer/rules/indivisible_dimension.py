@@ -1,3 +1,4 @@
+from .. import facts
 from ..ftypes import Invalid, Valid
 from ..rule import ShardRule
 from .spec_rank_mismatch import _shape
@@ -29,6 +30,14 @@ class IndivisibleDimension(ShardRule):
     `jax.jit` the compiler pads the dim, so there it is flagged only where the code
     provably runs eagerly.
 
+    Inside `shard_map`, the collectives that split a dim of the local block over an
+    axis count too: `psum_scatter(x, axis, scatter_dimension=d)` and `all_to_all(x, axis,
+    split_axis=d, ...)`. Tiled (`tiled=True`) the dim must divide by the axis size;
+    untiled it must equal it (one slice per device, and the dim goes). JAX raises
+    `ValueError` when it traces the body ("tiled reduce_scatter operand scatter dimension
+    size 6 must be divisible by shard_count 4", "all_to_all requires the size of the mapped
+    axis axis_name to equal x.shape[split_axis]"; JAX 0.10.2 and 0.12.0.1).
+
     ## Example
     ```python
     mesh = jax.make_mesh((2, 4), ("data", "model"))
@@ -43,8 +52,21 @@ class IndivisibleDimension(ShardRule):
 
     CODE = "SC104"
     NAME = "indivisible-dimension"
-    JAX_FACTS = ("sharding.indivisible",)
+    JAX_FACTS = ("sharding.indivisible", "collective.split_size")
     VALID = [Valid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((4, 2), ("data", "model"))
+
+
+def scatter_grads(g):
+    return jax.lax.psum_scatter(g, "data", scatter_dimension=1, tiled=True)
+
+
+g = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", None)))
+out = jax.shard_map(scatter_grads, mesh=mesh, in_specs=P("data", None), out_specs=P("data"))(g)
+"""), Valid("""import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 mesh = jax.make_mesh((2, 4), ("data", "model"))
@@ -318,9 +340,40 @@ class Loader:
 loader = Loader(jax.make_mesh((2, 4), ("data", "model")), 12)
 batch = loader.next_batch()
 """, line=12, message="12 is not divisible by 8", jax_error="evenly divide"),
+        # a reduce-scatter of the local gradient over a dim the axis size does not divide
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((4, 2), ("data", "model"))
+
+
+def scatter_grads(g):
+    return jax.lax.psum_scatter(g, "data", scatter_dimension=1, tiled=True)
+
+
+g = jax.device_put(jnp.ones((8, 6)), NamedSharding(mesh, P("data", None)))
+out = jax.shard_map(scatter_grads, mesh=mesh, in_specs=P("data", None), out_specs=P("data"))(g)
+""", line=9, message="its size 6 must divide by 4", jax_error="must be divisible by shard_count"),
+        Invalid("""import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((4, 2), ("data", "model"))
+
+
+def exchange(x):
+    return jax.lax.all_to_all(x, "data", 1, 0)
+
+
+x = jax.device_put(jnp.ones((8, 6)), NamedSharding(mesh, P("data", None)))
+out = jax.shard_map(exchange, mesh=mesh, in_specs=P("data", None), out_specs=P("data"))(x)
+""", line=9, message="must equal 4", jax_error="all_to_all requires the size of the mapped axis"),
     ]
 
     def check(self, ctx):
+        for node, fact in ctx.facts(facts.CollectiveSplitSize):
+            yield self._split(node, fact)
         for use in ctx.events.spec_uses:
             if use.padded:
                 continue
@@ -355,3 +408,29 @@ batch = loader.next_batch()
                         f"{src}: {shape[i]} is not divisible by {n}. {effect}. Pad the dim to a "
                         f"multiple of {n}, or shard it over axes whose sizes divide it.",
                         related=related, fails_at=use.at)
+
+    def _split(self, node, f):
+        axes = f.axes[0] if len(f.axes) == 1 else f.axes
+        where = (f"`{f.api}` over {axes!r} ({f.axis_size} devices) splits dim {f.dim} of "
+                 f"the local block {f.array}")
+        if f.tiled:
+            why = f"tiled, its size {f.size} must divide by {f.axis_size}, and it does not"
+            fix = (f"pad dim {f.dim} to a multiple of {f.axis_size}, or split a dim the axis "
+                   "size divides")
+        else:
+            why = (f"untiled, its size {f.size} must equal {f.axis_size} (one slice per "
+                   "device, and the dim goes)")
+            fix = (f"pass `tiled=True` to split it into {f.axis_size} blocks (its size must "
+                   f"then divide by {f.axis_size}), or split a dim of size {f.axis_size}")
+        error = {  # JAX 0.10.2's and 0.12.0.1's words
+            ("psum_scatter", True): f"tiled reduce_scatter operand scatter dimension size "
+                                    f"{f.size} must be divisible by shard_count {f.axis_size}",
+            ("psum_scatter", False): f"reduce_scatter operand scatter dimension size {f.size} "
+                                     f"must match shard count {f.axis_size}",
+            ("all_to_all", True): f"The size of all_to_all split_axis ({f.size}) has to be "
+                                  f"divisible by the size of the named axis",
+            ("all_to_all", False): "all_to_all requires the size of the mapped axis axis_name "
+                                   "to equal x.shape[split_axis]",
+        }[(f.api, f.tiled)]
+        return self.report(node, f"{where}: {why}. JAX raises ValueError (\"{error}\") when "
+                                 f"it traces the body. Fix: {fix}.")

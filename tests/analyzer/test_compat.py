@@ -198,6 +198,10 @@ z @ z.T"""),
 jnp.pad(jax.device_put(jnp.ones((8,)), P("x")), (1, 0))"""),
     "dynamic_slice.sharded_dim": _under_mesh("""
 jax.lax.dynamic_slice_in_dim(jax.device_put(jnp.ones((8,)), P("x")), 0, 3)"""),
+    "collective.split_size": _under_mesh("""
+x = jax.device_put(jnp.ones((8, 6)), P("x", None))
+jax.shard_map(lambda b: jax.lax.psum_scatter(b, "y", scatter_dimension=1, tiled=True),
+              in_specs=P("x", None), out_specs=P("x", "y"))(x)"""),
     "scan.sharded_xs": _under_mesh("""
 xs = jax.device_put(jnp.ones((8, 4)), P("x", None))
 jax.lax.scan(lambda c, x: (c + x, c), jnp.zeros((4,)), xs)"""),
