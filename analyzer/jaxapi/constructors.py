@@ -7,8 +7,6 @@ import math
 from dataclasses import dataclass, replace
 from typing import Optional, Tuple
 
-import libcst as cst
-
 from . import names as api
 from .. import ops
 from .. import transfer as tr

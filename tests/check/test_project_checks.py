@@ -42,11 +42,8 @@ def test_the_configs_values_are_kept_while_no_config_or_base_changes(tmp_path, m
     import os
 
     from shardcheck.analyzer import config_checks
-    (tmp_path / "train.py").write_text(TRAIN)
-    (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "base.yml").write_text("mesh_axes: ['data', 'model']\n")
     (tmp_path / "run.yml").write_text("base_config: base.yml\nper_device_batch_size: 4\n")
-    files = [str(tmp_path / "train.py"), str(tmp_path / "model.py")]
     memo = str(tmp_path / "cache" / "project_axes.index")
     parsed = []
     real = config_checks.read
