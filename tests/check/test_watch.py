@@ -14,6 +14,13 @@ import pytest
 from test_robustness import BAD, run
 
 FIXED = BAD.replace('"batch"', '"data"')
+# `shardcheck ARGS` with SIGINT as a terminal gives it: a test run started in the
+# background (`pytest ... &` from a script) has it ignored, its children inherit that,
+# and Python (so shardcheck) then leaves it ignored, as under nohup
+AS_FROM_A_TERMINAL = ("import runpy, signal, sys\n"
+                      "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                      "sys.argv[0] = 'shardcheck'\n"
+                      "runpy.run_module('shardcheck', run_name='__main__')\n")
 
 
 class _Reader:
@@ -40,7 +47,7 @@ class _Reader:
 def test_watch_checks_again_on_each_change_and_ctrl_c_ends_it(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.shardcheck]\n")
     (tmp_path / "model.py").write_text(BAD)
-    proc = subprocess.Popen([sys.executable, "-m", "shardcheck", "check", "--watch", ".",
+    proc = subprocess.Popen([sys.executable, "-c", AS_FROM_A_TERMINAL, "check", "--watch", ".",
                              "--output-format", "concise", "--no-cache"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = _Reader(proc.stdout), _Reader(proc.stderr)
