@@ -310,6 +310,20 @@ class CollectiveSplitSize(Fact):
 
 
 @dataclass(frozen=True, eq=False)
+class PermutationClash(Fact):
+    """``ppermute`` over ``axes`` (``axis_size`` devices in all) given ``pairs`` of which
+    two name one source (or one destination) once each index is taken modulo the axis
+    size, as XLA's lowering takes them: JAX 0.10.2 and 0.12.0.1 raise ValueError when the
+    program compiles. ``clash``: the two pairs, ``end`` which of their ends meet."""
+
+    axes: Tuple[str, ...]
+    pairs: Tuple[Tuple[int, int], ...]
+    axis_size: int
+    clash: Tuple[Tuple[int, int], Tuple[int, int]]
+    end: str  # "source" or "destination"
+
+
+@dataclass(frozen=True, eq=False)
 class WrongArgumentKind(Fact):
     """A sharding API given an argument of a kind it does not take, known from the value
     (a ``PartitionSpec`` where a mesh goes, an int where a shape goes, a ``PyTreeDef``

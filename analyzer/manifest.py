@@ -34,6 +34,7 @@ RULES: Dict[str, Tuple[str, str, bool]] = {
     'SC207': ('constraint-axis-not-auto', 'error', False),
     'SC208': ('invariant-reduction', 'warning', False),
     'SC209': ('spec-axis-not-manual', 'error', False),
+    'SC210': ('ppermute-clash', 'error', False),
     'SC301': ('contracting-sharding-mismatch', 'error', False),
     'SC302': ('elementwise-sharding-conflict', 'error', False),
     'SC303': ('illegal-result-sharding', 'error', False),

@@ -71,6 +71,8 @@ COMMON: Dict[str, E] = {
     "shard_map.positional_mesh": E(
         "TypeError", r"shard_map\(\) takes from 0 to 1 positional arguments but \d+"),
     "collective.unbound_axis": E("NameError", r"Found an unbound axis name: \S+"),
+    "collective.ppermute_clash": E(
+        "ValueError", r"ppermute sources and destinations must be unique"),
     "collective.split_size": E(
         "ValueError", r"reduce_scatter operand scatter dimension size \d+ must (be divisible "
                       r"by|match) shard.count \d+|size of all_to_all split_axis \(\d+\) has to "

@@ -9,9 +9,9 @@ from typing import Optional, Tuple
 from . import names as api
 from .. import transfer as tr
 from ..events import CollectiveCall
-from ..facts import CollectiveSplitSize, InvariantReduction, VaryingGather
-from ..values import (UNKNOWN, ArrayVal, Const, Value, const_int, const_str, str_tuple,
-                      varying_of)
+from ..facts import CollectiveSplitSize, InvariantReduction, PermutationClash, VaryingGather
+from ..values import (UNKNOWN, ArrayVal, Const, TupleVal, Value, const_int, const_str,
+                      str_tuple, varying_of)
 from ..provenance import Origin, leaves, note, origin_of
 from ..api import ApiCall, ApiContext, models
 
@@ -40,6 +40,8 @@ def collective(it: ApiContext, c: ApiCall) -> Value:
         _check_invariant_operand(it, c, frozenset(names))
     if c.short in _SPLITS and c.args.pos and not c.args.starred:
         _check_split(it, c, names)
+    if c.short == "ppermute" and not c.args.starred:
+        _check_permutation(it, c, names)
     out = _result(it, c, names)
     if c.short == "all_gather" and "to" not in c.args.kw and isinstance(out, ArrayVal) \
             and out.varying is not None and out.varying & frozenset(names):
@@ -101,6 +103,31 @@ def _check_split(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> None:
     if size is None or (size % n == 0 if tiled.value else size == n):
         return
     it.prove(CollectiveSplitSize(c.short, axes, dim, size, n, tiled.value, x), c.node)
+
+
+def _check_permutation(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> None:
+    """``ppermute``'s pairs, every one known, two of which share a source or a
+    destination modulo the axis size (a ring built for another count of devices)."""
+    if c.ctx.shard_map is None or not set(axes) <= c.ctx.manual_axes:
+        return
+    perm = c.args.get(2, "perm")
+    n = tr.axes_size(axes, it.sizes(c.ctx))
+    if not isinstance(perm, TupleVal) or not n:
+        return
+    pairs = []
+    for p in perm.items:
+        ends = tuple(const_int(e) for e in p.items) if isinstance(p, TupleVal) else ()
+        if len(ends) != 2 or None in ends:
+            return
+        pairs.append(ends)
+    for k, end in ((0, "source"), (1, "destination")):
+        first: dict = {}
+        for pair in pairs:
+            other = first.setdefault(pair[k] % n, pair)
+            if other is not pair:
+                it.prove(PermutationClash(axes, tuple(pairs), n, (other, pair), end),  # type: ignore[arg-type]  # pairs of ints
+                         c.node)
+                return
 
 
 def _result(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> Value:

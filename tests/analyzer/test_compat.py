@@ -198,6 +198,10 @@ z @ z.T"""),
 jnp.pad(jax.device_put(jnp.ones((8,)), P("x")), (1, 0))"""),
     "dynamic_slice.sharded_dim": _under_mesh("""
 jax.lax.dynamic_slice_in_dim(jax.device_put(jnp.ones((8,)), P("x")), 0, 3)"""),
+    "collective.ppermute_clash": _under_mesh("""
+x = jax.device_put(jnp.ones((8, 6)), P("x", None))
+jax.shard_map(lambda b: jax.lax.ppermute(b, "x", [(0, 1), (1, 1)]),
+              in_specs=P("x", None), out_specs=P("x", None))(x)"""),
     "collective.split_size": _under_mesh("""
 x = jax.device_put(jnp.ones((8, 6)), P("x", None))
 jax.shard_map(lambda b: jax.lax.psum_scatter(b, "y", scatter_dimension=1, tiled=True),
