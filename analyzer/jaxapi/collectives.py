@@ -4,7 +4,7 @@ name, and the varying axes of their results."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from . import names as api
 from .. import transfer as tr
@@ -114,19 +114,18 @@ def _check_permutation(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> Non
     n = tr.axes_size(axes, it.sizes(c.ctx))
     if not isinstance(perm, TupleVal) or not n:
         return
-    pairs = []
+    pairs: List[Tuple[int, int]] = []
     for p in perm.items:
-        ends = tuple(const_int(e) for e in p.items) if isinstance(p, TupleVal) else ()
-        if len(ends) != 2 or None in ends:
+        ends = [const_int(e) for e in p.items] if isinstance(p, TupleVal) else []
+        if len(ends) != 2 or ends[0] is None or ends[1] is None:
             return
-        pairs.append(ends)
+        pairs.append((ends[0], ends[1]))
     for k, end in ((0, "source"), (1, "destination")):
         first: dict = {}
         for pair in pairs:
             other = first.setdefault(pair[k] % n, pair)
             if other is not pair:
-                it.prove(PermutationClash(axes, tuple(pairs), n, (other, pair), end),  # type: ignore[arg-type]  # pairs of ints
-                         c.node)
+                it.prove(PermutationClash(axes, tuple(pairs), n, (other, pair), end), c.node)
                 return
 
 
