@@ -308,6 +308,19 @@ def resolve_reshape(old: Optional[tuple], new: Optional[tuple]) -> Optional[tupl
     return None if -1 in new else new
 
 
+@models("jax.device_count", "jax.local_device_count")
+def device_count(it: ApiContext, c: ApiCall) -> Value:
+    """The number of devices, where the module sets it up for itself
+    (``jax_num_cpu_devices``, ``--xla_force_host_platform_device_count``), as
+    ``np.array(jax.devices())`` and the mesh checks take it; else unknown, as with a
+    ``backend=`` given."""
+    if c.args.args:
+        return UNKNOWN
+    from .devices import device_setup
+    setup = device_setup(it.module)
+    return Const(setup.count) if setup is not None else UNKNOWN
+
+
 def _device_list(it: ApiContext, c: ApiCall) -> Optional[tuple]:
     """``jax.devices()`` (or ``jax.local_devices()``) written as the argument: the shape
     of the array of them, its length the device count the program sets up, where it
