@@ -217,11 +217,18 @@ def _alias(a: cst.ImportAlias) -> Optional[str]:
         else None
 
 
-def enclosing_scope(module: cst.Module, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-    """The innermost function of ``module`` whose body holds ``node``, else ``module``
+def param_names(params: cst.Parameters) -> List[str]:
+    """The names a function's parameters bind, ``*args`` and ``**kwargs`` included."""
+    every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return [p.name.value for p in every]
+
+
+def enclosing_scope(module: cst.Module, call: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The innermost function of ``module`` whose body holds ``call``, else ``module``
     when its top level does; None when ``module`` does not hold it (a function of
-    another module, run from this one). One walk of the module, kept for the last few
-    modules asked about."""
+    another module, run from this one) or a class body or lambda does. One walk of the
+    module, kept for the last few modules asked about."""
     scopes = _SCOPES.get(id(module))
     if scopes is None or scopes[0] is not module:
         found: Dict[int, cst.CSTNode] = {}
@@ -229,7 +236,7 @@ def enclosing_scope(module: cst.Module, node: cst.CSTNode) -> Optional[cst.CSTNo
         if len(_SCOPES) >= 8:
             _SCOPES.clear()
         scopes = _SCOPES[id(module)] = (module, found)
-    scope = scopes[1].get(id(node))
+    scope = scopes[1].get(id(call))
     return None if scope is _NO_SCOPE else scope
 
 
@@ -261,12 +268,8 @@ def bound_once(scope: cst.CSTNode, name: str,
     nothing else there binds it (a parameter, another assignment, a loop, a ``with``,
     an import, a ``global``, an ``except ... as``, a walrus); None otherwise. Nested
     functions and classes are scopes of their own: their statements are not read."""
-    if isinstance(scope, cst.FunctionDef):
-        params = scope.params
-        every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-        every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-        if any(p.name.value == name for p in every):
-            return None
+    if isinstance(scope, cst.FunctionDef) and name in param_names(scope.params):
+        return None
     values: List[Optional[cst.BaseExpression]] = []
     for node in _own_statements(scope.body if isinstance(scope, cst.FunctionDef) else scope):
         if isinstance(node, cst.Assign):

@@ -38,10 +38,11 @@ def collective(it: ApiContext, c: ApiCall) -> Value:
         return UNKNOWN  # an unbound axis (SC202): JAX raises here, nothing after runs
     if c.short in ("psum", "pmean") and c.args.pos:
         _check_invariant_operand(it, c, frozenset(names))
-    if c.short in _SPLITS and c.args.pos and not c.args.starred:
-        _check_split(it, c, names)
-    if c.short == "ppermute" and not c.args.starred:
-        _check_permutation(it, c, names)
+    if (c.short in _SPLITS or c.short == "ppermute") and c.args.pos and not c.args.starred \
+            and c.ctx.shard_map is not None and set(names) <= c.ctx.manual_axes:
+        n = tr.axes_size(names, it.sizes(c.ctx))  # the devices along the manual axes
+        if n:
+            (_check_permutation if c.short == "ppermute" else _check_split)(it, c, names, n)
     out = _result(it, c, names)
     if c.short == "all_gather" and "to" not in c.args.kw and isinstance(out, ArrayVal) \
             and out.varying is not None and out.varying & frozenset(names):
@@ -83,20 +84,17 @@ _SPLITS = {"psum_scatter": ("scatter_dimension", 99, 0),  # keyword-only
            "all_to_all": ("split_axis", 2, None)}
 
 
-def _check_split(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> None:
-    """``psum_scatter``/``all_to_all`` over manual axes of a block whose split dim the
-    axes cannot split: tiled, its size must divide by theirs; untiled, equal it."""
-    if c.ctx.shard_map is None or not set(axes) <= c.ctx.manual_axes:
-        return
+def _check_split(it: ApiContext, c: ApiCall, axes: Tuple[str, ...], n: int) -> None:
+    """``psum_scatter``/``all_to_all`` over manual axes (``n`` devices) of a block whose
+    split dim they cannot split: tiled, its size must divide by ``n``; untiled, equal it."""
     x = c.args.pos[0]
     if not isinstance(x, ArrayVal) or x.shape is None:
         return
     name, i, default = _SPLITS[c.short]
     dim = const_int(c.args.get(i, name)) if c.args.given(i, name) else default
     tiled = c.args.keyword("tiled") or Const(False)
-    n = tr.axes_size(axes, it.sizes(c.ctx))
     if dim is None or not isinstance(tiled, Const) or not isinstance(tiled.value, bool) \
-            or n is None or not -len(x.shape) <= dim < len(x.shape):
+            or not -len(x.shape) <= dim < len(x.shape):
         return
     dim %= len(x.shape)
     size = x.shape[dim]
@@ -105,14 +103,11 @@ def _check_split(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> None:
     it.prove(CollectiveSplitSize(c.short, axes, dim, size, n, tiled.value, x), c.node)
 
 
-def _check_permutation(it: ApiContext, c: ApiCall, axes: Tuple[str, ...]) -> None:
+def _check_permutation(it: ApiContext, c: ApiCall, axes: Tuple[str, ...], n: int) -> None:
     """``ppermute``'s pairs, every one known, two of which share a source or a
-    destination modulo the axis size (a ring built for another count of devices)."""
-    if c.ctx.shard_map is None or not set(axes) <= c.ctx.manual_axes:
-        return
+    destination modulo the axes' size ``n`` (a ring built for another count of devices)."""
     perm = c.args.get(2, "perm")
-    n = tr.axes_size(axes, it.sizes(c.ctx))
-    if not isinstance(perm, TupleVal) or not n:
+    if not isinstance(perm, TupleVal):
         return
     pairs: List[Tuple[int, int]] = []
     for p in perm.items:

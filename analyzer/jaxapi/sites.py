@@ -29,7 +29,7 @@ from ..events import MeshCtx, ShardingSite
 from ..interp.state import Env
 from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, RuleTreeVal, ShardingVal,
                       SpecVal, TupleVal, Value)
-from ..syntax import subtree, target_names
+from ..syntax import param_names, subtree, target_names
 from .literals import literal_item
 from ..api import ApiCall, ApiContext, attribute_of, observes
 
@@ -182,7 +182,7 @@ def _sharding_owner(node: cst.Attribute) -> Optional[cst.BaseExpression]:
 def _current_params(it: ApiContext) -> List[str]:
     fn = it.current_function()
     params = getattr(fn.val.node, "params", None) if fn is not None else None
-    return _param_names(params) if params is not None else []
+    return param_names(params) if params is not None else []
 
 
 def _is_spec_call(node: cst.Call) -> bool:
@@ -313,12 +313,6 @@ class _LastAssignment:
         if isinstance(node.target, cst.Name) and node.target.value == self.name and node.value:
             self.value = node.value
             self.count += 1
-
-
-def _param_names(params: cst.Parameters) -> List[str]:
-    every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return [p.name.value for p in every]
 
 
 def _context_mesh(it: ApiContext, ctx: MeshCtx) -> Optional[MeshVal]:
