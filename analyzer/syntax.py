@@ -217,6 +217,20 @@ def _alias(a: cst.ImportAlias) -> Optional[str]:
         else None
 
 
+_HOLDS_STATEMENTS = (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.Else,
+                     cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+
+
+def small_statements(node: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
+    """The simple statements (``x = v``, ``return``...) in ``node``, nested functions and
+    classes included, in the order of the source."""
+    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        yield from node.body
+    elif isinstance(node, _HOLDS_STATEMENTS):
+        for child in node.children:  # in order; few nodes hold statements
+            yield from small_statements(child)
+
+
 def param_names(params: cst.Parameters) -> List[str]:
     """The names a function's parameters bind, ``*args`` and ``**kwargs`` included."""
     every = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
@@ -233,7 +247,7 @@ def enclosing_scope(module: cst.Module, call: cst.CSTNode) -> Optional[cst.CSTNo
     if scopes is None or scopes[0] is not module:
         found: Dict[int, cst.CSTNode] = {}
         _scopes_of(module, module, found)
-        if len(_SCOPES) >= 8:
+        if len(_SCOPES) >= 64:
             _SCOPES.clear()
         scopes = _SCOPES[id(module)] = (module, found)
     scope = scopes[1].get(id(call))

@@ -22,12 +22,12 @@ Only a value known to be of the wrong kind counts: anything unknown passes.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
 from ..facts import WrongArgumentKind
-from ..syntax import bound_once, enclosing_scope
+from ..syntax import bound_once, dotted, enclosing_scope, small_statements, target_names
 from ..values import (UNKNOWN, ArrayVal, Const, DictVal, MeshVal, QualName, ShardingVal, SpecVal,
                       TupleVal, Value)
 from ..api import ApiCall, ApiContext
@@ -141,9 +141,33 @@ def is_device_list_call(it: ApiContext, c: ApiCall, node: Optional[cst.CSTNode])
         return isinstance(func, QualName) and it.profile.canonical(func.name) in _DEVICE_LISTS
 
     if isinstance(node, cst.Name):
+        if node.value not in _device_list_names(it.module):
+            return False
         scope = enclosing_scope(it.module, c.node)
         node = bound_once(scope, node.value, written) if scope is not None else None
     return written(node)
+
+
+_NAMES_OF_DEVICE_LISTS: Dict[int, Tuple[cst.Module, FrozenSet[str]]] = {}
+
+
+def _device_list_names(module: cst.Module) -> FrozenSet[str]:
+    """The names some statement of ``module`` assigns a ``...devices()`` call to: one
+    pass over its statements, kept per module, before a name is followed to its one
+    binding (most modules have none, and following a name walks its function)."""
+    kept = _NAMES_OF_DEVICE_LISTS.get(id(module))
+    if kept is not None and kept[0] is module:
+        return kept[1]
+    names: set = set()
+    for stmt in small_statements(module):
+        if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call) \
+                and not stmt.value.args \
+                and dotted(stmt.value.func).rsplit(".", 1)[-1] in ("devices", "local_devices"):
+            names.update(n.value for t in stmt.targets for n in target_names(t.target))
+    if len(_NAMES_OF_DEVICE_LISTS) >= 256:
+        _NAMES_OF_DEVICE_LISTS.clear()
+    _NAMES_OF_DEVICE_LISTS[id(module)] = (module, frozenset(names))
+    return frozenset(names)
 
 
 def check_axis_types(it: ApiContext, c: ApiCall, v: Value, node: Optional[cst.CSTNode],

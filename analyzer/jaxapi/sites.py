@@ -20,7 +20,7 @@ handler resolved them, it records the names with the spec unknown.
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -29,7 +29,7 @@ from ..events import MeshCtx, ShardingSite
 from ..interp.state import Env
 from ..values import (UNKNOWN, Const, DictVal, FuncVal, MeshVal, RuleTreeVal, ShardingVal,
                       SpecVal, TupleVal, Value)
-from ..syntax import param_names, subtree, target_names
+from ..syntax import param_names, small_statements, subtree, target_names
 from .literals import literal_item
 from ..api import ApiCall, ApiContext, attribute_of, observes
 
@@ -270,24 +270,10 @@ def _assigned_reason(it: ApiContext, name: str) -> str:
 
 
 # the nodes whose parts may be statements (a compound statement's test is not)
-_HOLDS_STATEMENTS = (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.Else,
-                     cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
-
-
-def _small_statements(node: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
-    """The simple statements (``x = v``, ``return``...) in ``node``, nested functions and
-    classes included, in the order of the source."""
-    if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        yield from node.body
-    elif isinstance(node, _HOLDS_STATEMENTS):
-        for child in node.children:  # in order; few nodes hold statements
-            yield from _small_statements(child)
-
-
 def _last_assignment(body: cst.CSTNode, name: str) -> "_LastAssignment":
     """The assignments of ``name`` in ``body``, read in order (the last one's value)."""
     finder = _LastAssignment(name)
-    for stmt in _small_statements(body):
+    for stmt in small_statements(body):
         if isinstance(stmt, cst.Assign):
             finder.visit_Assign(stmt)
         elif isinstance(stmt, cst.AnnAssign):
