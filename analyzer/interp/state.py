@@ -29,7 +29,7 @@ class Env:
             v = env.vars.get(name)
             if v is not None:
                 if type(v) is LazyImport:
-                    return v.project.imported(v.module, v.name)
+                    return v.value()
                 return v
             env = env.parent
         return UNKNOWN
@@ -88,9 +88,9 @@ def _joined(a: Value, b: Value) -> Value:
     if lazy_a and lazy_b and (a.module, a.name) == (b.module, b.name):  # type: ignore[attr-defined]
         return a
     if lazy_a and (lazy_b or isinstance(b, JOINABLE)):
-        a = a.project.imported(a.module, a.name)  # type: ignore[attr-defined]
+        a = a.value()  # type: ignore[attr-defined]
     if lazy_b and (lazy_a or isinstance(a, JOINABLE)):
-        b = b.project.imported(b.module, b.name)  # type: ignore[attr-defined]
+        b = b.value()  # type: ignore[attr-defined]
     return join(a, b)
 
 
@@ -208,6 +208,19 @@ class LazyImport(Value):
     project: Any
     module: str
     name: str
+    # the checked module's own imports are read once, at first use (its check alone sees
+    # them); a module read through an import reads them at each use, so that each file
+    # using the name records what it read (the cache's dependencies)
+    once: bool = False
+    read: list = field(default_factory=list)
+
+    def value(self) -> Value:
+        if self.read:
+            return self.read[0]
+        got = self.project.imported(self.module, self.name)
+        if self.once:
+            self.read.append(got)
+        return got
 
 
 @dataclass(frozen=True, eq=False)

@@ -336,7 +336,7 @@ class StatementsMixin(InterpreterBase):
             elif self.project is not None and self.project.has_module(base):
                 # read from `base` at first use: a name imported and never read (a
                 # package's re-exports) costs no read of its module
-                value = LazyImport(self.project, base, name)
+                value = LazyImport(self.project, base, name, once=not self.definitions_only)
             else:
                 value = QualName(full)
             self.assign(target, value, env, ctx)
