@@ -1,5 +1,5 @@
 """The hand-written walks that replace libcst visitors where those cost most
-(``syntax.visit_all``, ``sites._small_statements``, the attribute counts of
+(``syntax.visit_all``, ``syntax.small_statements``, the attribute counts of
 ``interp/objects.py``) see what the visitors saw, on every example program of the
 project; and ``check``'s analysis, which skips the reasons a
 sharding site is unknown, finds the same sites as the map's."""
@@ -12,6 +12,7 @@ from shardcheck.analyzer.config import Config
 from shardcheck.analyzer.engine import analyze
 from shardcheck.analyzer.interp import objects
 from shardcheck.analyzer.jaxapi import literals, sites
+from shardcheck.analyzer import syntax
 from shardcheck.analyzer.syntax import dotted, subtree, visit_all
 from test_relevance import PROGRAMS
 
@@ -93,7 +94,7 @@ def test_small_statements_come_in_the_visitors_order():
     bodies = 0
     for name, module in MODULES:
         for body in [module] + [n for n in subtree(module) if isinstance(n, cst.FunctionDef)]:
-            ours = [s for s in sites._small_statements(body)
+            ours = [s for s in syntax.small_statements(body)
                     if isinstance(s, (cst.Assign, cst.AnnAssign))]
             assert ours == _assignments_by_visitor(body), name
             bodies += 1
@@ -136,7 +137,7 @@ def f(flag):
 
 def test_small_statements_in_every_kind_of_block():
     fn = cst.parse_module(ORDER).body[0]
-    values = [s.value.value for s in sites._small_statements(fn)
+    values = [s.value.value for s in syntax.small_statements(fn)
               if isinstance(s, (cst.Assign, cst.AnnAssign)) and isinstance(s.value, cst.Integer)]
     assert values == [str(i) for i in range(1, 15)]
     assert sites._last_assignment(fn, "x").count == 14
