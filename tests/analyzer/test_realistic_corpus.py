@@ -78,26 +78,13 @@ FALSE_ERRORS: dict = {}
 # over all fixed.py: array assignments with a static type, and those equal to jax.typeof
 TYPED_AT_LEAST, AGREEING_AT_LEAST = 215, 215
 
-# XLA's newer fusion emitters take twice the CPU time to compile these small programs;
-# nothing here reads the generated code (only errors, jax.typeof and the run's end)
-FAST_COMPILE = ["--xla_cpu_use_fusion_emitters=false"]
-
-
-def _xla_flags():
-    """FAST_COMPILE where this XLA knows the flag (an unknown XLA flag aborts)."""
-    from jax_snippets import run_snippets
-    probe = run_snippets(["import os\nos.environ['XLA_FLAGS'] += ' ' + %r\n"
-                          "import jax.numpy as jnp\njnp.ones(2).sum()\n" % " ".join(FAST_COMPILE)])
-    return FAST_COMPILE if probe[0]["status"] == "ok" else []
-
-
 @pytest.fixture(scope="module")
 def jax_runs():
     """case -> (buggy.py's run, fixed.py's recorded run): one batch for the corpus."""
     from jax_snippets import cpus, run_and_record_programs
     runs, recorded = run_and_record_programs(
         [str(c.buggy) for c in CASES], [str(c.fixed) for c in CASES],
-        preload=corpus.PRELOAD, xla_flags=_xla_flags(), parallel=cpus())
+        preload=corpus.PRELOAD, parallel=cpus())
     return {c.name: (r, rec) for c, r, rec in zip(CASES, runs, recorded)}
 
 
