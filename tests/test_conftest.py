@@ -24,7 +24,8 @@ def test_one_status_line_and_one_line_for_other_profiles_skips(tmp_path):
             pytest.skip("needs a GPU")
         '''))
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-ra", "-n", "2",
-                          "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
+                          "-p", "no:cacheprovider", "-p", "no:randomly",
+                          "-p", "no:hypothesispytest", "-p", "no:jaxtyping", str(tmp_path)],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120).stdout
     assert out.count("bringing up nodes...") == 1, out
     assert "SKIPPED [2] tests of other JAX versions' profiles (0.11, 0.12): the installed " \

@@ -42,7 +42,8 @@ def _run(*argv, jax=False):
 
 @pytest.mark.parametrize("argv", [
     ("check", "--no-cache", "broken/"),
-    ("check", "--no-cache", "--format", "json", "."),
+    # the whole examples tree, twice (12 s): CI's -m slow leg; broken/ above is the default's
+    pytest.param(("check", "--no-cache", "--format", "json", "."), marks=pytest.mark.slow),
     ("specs", "broken/"),
     ("types", "broken/"),
     ("explain", "SC101"),

@@ -522,6 +522,7 @@ def test_a_file_python_rejects_for_recursion_is_the_error_python_gives_not_a_ski
         "(RecursionError: maximum recursion depth exceeded during compilation)" in out
 
 
+@pytest.mark.slow  # a worker filling 150 MiB (7 s): CI's -m slow leg; the time budget's test is the default's
 def test_a_file_past_the_memory_budget_is_skipped_and_the_run_goes_on(tmp_path):
     (tmp_path / "big.py").write_text(SHARDING_IMPORT + "".join(f"x{i} = {i}\n" for i in range(150_000)))
     (tmp_path / "bad.py").write_text(BAD)

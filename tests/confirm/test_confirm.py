@@ -95,6 +95,7 @@ def test_a_collective_budget_fails_the_run():
     assert "OVER the budget of 1.0 KiB" in text and "1 function(s) over the collective budget" in text
 
 
+@pytest.mark.slow  # a second confirm run for the budget's source (6 s): CI's -m slow leg
 def test_the_budget_can_come_from_config(tmp_path):
     import shutil
     shutil.copy(ROOT / "examples" / "tensor_parallel_mlp.py", tmp_path / "mlp.py")

@@ -191,6 +191,7 @@ def test_a_module_that_hangs_on_import_times_out_at_scale(tmp_path):
     assert r.returncode == 1 and "importing it timed out after 3 s" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.slow  # end to end, child processes and their budgets: CI's `-m slow` leg
 def test_progress_shows_on_a_terminal_only(tmp_path):
     """A progress line per finished program when stderr is a terminal; none when piped
     (every other test here pipes it) or when CI is set."""

@@ -61,6 +61,7 @@ def test_a_dimension_that_divides_8_devices_but_not_512(examples_at_scale):
     assert f"SC104 indivisible-dimension (line {reshard})" in call["predicted"]
 
 
+@pytest.mark.slow  # confirm over an example on devices (6 s): CI's -m slow leg, which runs every example
 def test_kv_heads_is_clean_on_8_devices():
     from shardcheck.confirm import programs as confirm
     res = confirm.confirm_file(str(ROOT / "examples" / "kv_heads.py"))

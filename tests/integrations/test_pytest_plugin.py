@@ -58,8 +58,11 @@ def _pytest(tmp_path, *args):
     env = {k: v for k, v in os.environ.items()
            if k not in ("XLA_FLAGS", "JAX_NUM_CPU_DEVICES", "PYTEST_XDIST_WORKER",
                         "PYTEST_ADDOPTS")}
+    # hypothesis's and jaxtyping's plugins, which the test extras install, cost each run
+    # 1.8 s of imports and take no part
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           *args], capture_output=True, text=True, cwd=tmp_path, env=env)
+                           "-p", "no:hypothesispytest", "-p", "no:jaxtyping", *args],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
 
 
 def test_static_findings_fail_their_own_items(tmp_path):
