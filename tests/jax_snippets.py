@@ -79,6 +79,7 @@ _SERVER = textwrap.dedent(r'''
         """A fresh child for one job, forked from this server."""
         pid = os.fork()
         if pid == 0:
+            close_reused_pipes()
             try:
                 out = run_job(job)
             except BaseException as e:  # the job's output could not be made
@@ -198,6 +199,7 @@ _SERVER = textwrap.dedent(r'''
             if self.pid == 0:
                 os.close(jobs_w)
                 os.close(done_r)
+                close_reused_pipes()
                 if flags:  # read when this child starts its backend
                     os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", "")] + flags)
                 serve_jobs(os.fdopen(jobs_r), os.fdopen(done_w, "w"))
@@ -212,14 +214,24 @@ _SERVER = textwrap.dedent(r'''
             self.jobs.flush()
             self.busy = (i, time.monotonic())
 
-        def stop(self, kill=False):
-            if kill:
+        def stop(self):
+            """End the child (idle, or past its timeout) and reap it."""
+            try:
                 os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
             self.jobs.close()
             self.done.close()
             os.waitpid(self.pid, 0)
 
     reused = []  # idle or busy reused children, kept between batches
+
+    def close_reused_pipes():
+        """In a new child: close its copies of the other reused children's pipes, so that
+        each of those sees its job pipe end when the server closes it."""
+        for other in reused:
+            other.jobs.close()
+            other.done.close()
 
     # What JAX imports the first time it places, compiles and runs (multihost_utils,
     # absl, ...), found by one child that does so, is imported here too, so that a reused
@@ -341,7 +353,7 @@ _SERVER = textwrap.dedent(r'''
                 for child in [c for c in reused if c.busy]:
                     if now - child.busy[1] > timeout:
                         collect(child.busy[0], "killed (timeout)", results)
-                        child.stop(kill=True)
+                        child.stop()
                         reused.remove(child)
                 time.sleep(0.005)
         protocol.write(json.dumps(results) + "\n")
