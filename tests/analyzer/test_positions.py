@@ -229,12 +229,16 @@ def _every_position(module, text, rows=None):
     return {n: pos._on_rows(r, rows) for n, r in ranges.items()} if rows else ranges
 
 
-def test_findings_are_placed_as_with_every_position_computed(monkeypatch):
+@pytest.mark.parametrize("every", [
+    pytest.param(2, id="every-2nd"),  # the default run: half the programs (5 s)
+    pytest.param(1, id="all", marks=pytest.mark.slow)])  # CI's -m slow leg
+def test_findings_are_placed_as_with_every_position_computed(monkeypatch, every):
     """``check``'s findings, fixes and notes sit where the whole module's positions put
     them, on the example programs that have findings."""
-    lazy = {n: _key(check_source(c, "example.py", Config())) for n, c in PROGRAMS}
-    with_findings = [(n, c) for n, c in PROGRAMS if lazy[n]]
-    assert len(with_findings) > 100
+    programs = PROGRAMS[::every]
+    lazy = {n: _key(check_source(c, "example.py", Config())) for n, c in programs}
+    with_findings = [(n, c) for n, c in programs if lazy[n]]
+    assert len(with_findings) > 100 // every
     monkeypatch.setattr("shardcheck.analyzer.place_findings.Positions", _every_position)
     for name, code in with_findings:
         assert lazy[name] == _key(check_source(code, "example.py", Config())), name
